@@ -1,0 +1,294 @@
+"""The scripted caller: what a person on the phone does, as a list of steps.
+
+A script maps one to one onto the ``caller:`` list of a scenario file::
+
+    caller:
+      - listen                      # hear the next prompt out before acting
+      - press: "2"                  # or {digits: "1234#", gap: 0.5s}
+      - say: "sales"                # speech, matched against speechVariation / choice names
+      - silence: 6s                 # say nothing (drives timeouts)
+      - talk: 4s                    # speak into a recording, then fall silent
+      - talk: {for: 30s, then: "#"} # speak, then press a stop tone
+      - hangup                      # or {hangup: {during: playPrompt, after: 1.5s}}
+
+and onto the inline form ``press 2; silence 6s; say sales; talk 4s; hangup``.
+
+How the engine consumes steps (docs/caller.md has the full account):
+
+- Steps are consumed by *input turns*: each recognize or record action is one turn. A plain
+  playPrompt action only plays; the caller hears it out.
+- In a turn the caller acts at the earliest moment its input counts: during the recognize prompt
+  when barge-in is allowed, otherwise when the prompt ends; for a record, when recording starts.
+  ``listen`` first makes the caller hear the prompt to its end.
+- Within a turn, steps run one after another in virtual time until the action completes; a step
+  that has not started when the action completes is left for the next turn.
+- ``hangup`` hangs up when the caller next hears something (a prompt or a turn); with ``during``
+  it waits for that kind of action and hangs up ``after`` seconds into it.
+- When the steps run out the caller stays on the line in silence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from emulator.calling.model import DTMF_KEYS, ActionType
+from emulator.errors import CallerScriptError
+
+DEFAULT_DIGIT_GAP = 0.25
+"""Seconds between two keys of one ``press`` step."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listen:
+    """Hear the next prompt out before acting."""
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """Press keys, ``gap`` seconds apart."""
+
+    digits: str
+    gap: float = DEFAULT_DIGIT_GAP
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """Speak a phrase (duration estimated at the speech rate of ``engine.SPEECH_SECONDS_PER_WORD``)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """Say and press nothing for a while."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Talk:
+    """Speak into a recording for a while, then optionally press keys (a stop tone)."""
+
+    seconds: float
+    then: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HangUp:
+    """Hang up; with ``during``, ``after`` seconds into the next action of that kind."""
+
+    during: ActionType | None = None
+    after: float = 0.0
+
+
+Step = Listen | Press | Say | Silence | Talk | HangUp
+
+STEP_NAMES = ("listen", "press", "say", "silence", "talk", "hangup")
+HANGUP_TARGETS = (ActionType.PLAY_PROMPT, ActionType.RECOGNIZE, ActionType.RECORD)
+
+
+@dataclass(frozen=True, slots=True)
+class CallerScript:
+    """An immutable list of steps. The engine keeps its own cursor into it."""
+
+    steps: tuple[Step, ...] = ()
+
+    @classmethod
+    def of(cls, *steps: Step) -> CallerScript:
+        return cls(tuple(steps))
+
+    @classmethod
+    def from_data(cls, data: object, where: str = "caller") -> CallerScript:
+        """Read the ``caller:`` list of a scenario (already parsed from YAML or JSON)."""
+        if not isinstance(data, list):
+            raise CallerScriptError(where, f"expected a list of steps, got {_kind(data)}")
+        return cls(tuple(parse_step(item, f"{where}[{i}]") for i, item in enumerate(data)))
+
+    @classmethod
+    def from_inline(cls, text: str) -> CallerScript:
+        """Read the inline form: steps separated by ``;``, each ``name [argument]``."""
+        steps: list[Step] = []
+        for i, part in enumerate(p.strip() for p in text.split(";")):
+            if not part:
+                continue
+            name, _, arg = part.partition(" ")
+            arg = arg.strip()
+            data: object = name if not arg else {name: arg}
+            steps.append(parse_step(data, f"step {i + 1} ('{part}')"))
+        return cls(tuple(steps))
+
+
+# --- Reading steps -----------------------------------------------------------------------------
+
+
+def parse_step(data: object, where: str) -> Step:
+    """One step from its YAML form: a bare name, or a one-key mapping ``{name: argument}``."""
+    if isinstance(data, str):
+        name, arg = data.strip(), None
+        if name not in ("listen", "hangup"):
+            if name in STEP_NAMES:
+                raise CallerScriptError(
+                    where, f"'{name}' needs an argument, e.g. {_EXAMPLES[name]}"
+                )
+            raise CallerScriptError(where, f"unknown step '{name}'{_did_you_mean(name)}")
+    elif isinstance(data, Mapping):
+        if len(data) != 1:
+            keys = ", ".join(str(k) for k in data)
+            raise CallerScriptError(where, f"a step has exactly one key, got: {keys}")
+        ((name, arg),) = data.items()
+        if not isinstance(name, str) or name not in STEP_NAMES:
+            raise CallerScriptError(where, f"unknown step '{name}'{_did_you_mean(str(name))}")
+    else:
+        raise CallerScriptError(where, f"expected a step name or a mapping, got {_kind(data)}")
+    where = f"{where}.{name}"
+    if name == "listen":
+        if arg is not None:
+            raise CallerScriptError(where, "listen takes no argument")
+        return Listen()
+    if name == "press":
+        return _press(arg, where)
+    if name == "say":
+        if not isinstance(arg, str | int) or isinstance(arg, bool) or not str(arg).strip():
+            raise CallerScriptError(where, f"expected the words to say, got {_kind(arg)}")
+        return Say(str(arg))
+    if name == "silence":
+        return Silence(parse_duration(arg, where))
+    if name == "talk":
+        return _talk(arg, where)
+    return _hangup(arg, where)
+
+
+_EXAMPLES = {
+    "press": 'press: "2"',
+    "say": 'say: "sales"',
+    "silence": "silence: 6s",
+    "talk": "talk: 4s",
+}
+
+
+def _press(arg: object, where: str) -> Press:
+    gap = DEFAULT_DIGIT_GAP
+    if isinstance(arg, Mapping):
+        _only_keys(arg, ("digits", "gap"), where)
+        if "digits" not in arg:
+            raise CallerScriptError(where, "expected 'digits'")
+        if "gap" in arg:
+            gap = parse_duration(arg["gap"], f"{where}.gap")
+        arg = arg["digits"]
+    digits = _digits(arg, where)
+    if not digits:
+        raise CallerScriptError(where, "expected at least one key to press")
+    return Press(digits, gap)
+
+
+def _talk(arg: object, where: str) -> Talk:
+    if isinstance(arg, Mapping):
+        _only_keys(arg, ("for", "then"), where)
+        if "for" not in arg:
+            raise CallerScriptError(where, "expected 'for' (how long to talk)")
+        then = None if arg.get("then") is None else _digits(arg["then"], f"{where}.then")
+        return Talk(parse_duration(arg["for"], f"{where}.for"), then or None)
+    return Talk(parse_duration(arg, where))
+
+
+def _hangup(arg: object, where: str) -> HangUp:
+    if arg is None:
+        return HangUp()
+    if not isinstance(arg, Mapping):
+        raise CallerScriptError(
+            where, f"expected {{during: playPrompt, after: 1.5s}}, got {_kind(arg)}"
+        )
+    _only_keys(arg, ("during", "after"), where)
+    during = None
+    if "during" in arg:
+        raw = arg["during"]
+        during = ActionType.read(raw) if isinstance(raw, str) else ActionType.NOT_UNDERSTOOD
+        if during not in HANGUP_TARGETS:
+            names = ", ".join(t.value for t in HANGUP_TARGETS)
+            raise CallerScriptError(f"{where}.during", f"expected one of {names}, got {raw!r}")
+    after = parse_duration(arg["after"], f"{where}.after") if "after" in arg else 0.0
+    return HangUp(during, after)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|min)?\s*$")
+
+
+def parse_duration(value: object, where: str) -> float:
+    """Seconds from ``6``, ``1.5``, ``"6s"``, ``"500ms"``, ``"2m"``."""
+    if isinstance(value, bool):
+        raise CallerScriptError(where, "expected a duration such as 6s or 500ms, got a boolean")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.match(value)):
+        unit = m.group(2) or "s"
+        seconds = float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0}[unit]
+    else:
+        raise CallerScriptError(where, f"expected a duration such as 6s or 500ms, got {value!r}")
+    if not 0 <= seconds <= 24 * 3600:
+        raise CallerScriptError(where, f"duration {value!r} is outside 0 to 24h")
+    return seconds
+
+
+def _digits(value: object, where: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = str(value)
+    if not isinstance(value, str):
+        raise CallerScriptError(where, f'expected keys such as "1234#", got {_kind(value)}')
+    keys = value.replace(" ", "")
+    bad = [c for c in keys if c not in DTMF_KEYS]
+    if bad:
+        raise CallerScriptError(where, f"'{bad[0]}' is not a key (0-9 * # A B C D)")
+    return keys
+
+
+def _only_keys(arg: Mapping[object, object], allowed: Sequence[str], where: str) -> None:
+    for key in arg:
+        if key not in allowed:
+            close = _did_you_mean(str(key), allowed)
+            raise CallerScriptError(
+                where, f"unknown key '{key}'{close} (expected: {', '.join(allowed)})"
+            )
+
+
+def _did_you_mean(name: str, options: Sequence[str] = STEP_NAMES) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
+def describe(step: Step) -> str:
+    """The inline form of one step."""
+    if isinstance(step, Listen):
+        return "listen"
+    if isinstance(step, Press):
+        return f"press {step.digits}" + (
+            f" gap {step.gap:g}s" if step.gap != DEFAULT_DIGIT_GAP else ""
+        )
+    if isinstance(step, Say):
+        return f"say {step.text}"
+    if isinstance(step, Silence):
+        return f"silence {step.seconds:g}s"
+    if isinstance(step, Talk):
+        return f"talk {step.seconds:g}s" + (f" then {step.then}" if step.then else "")
+    if step.during is None:
+        return "hangup"
+    return f"hangup during {step.during.value} after {step.after:g}s"

@@ -1,0 +1,195 @@
+"""Timed events of a call, as the engine produces them.
+
+Every event has ``at``: seconds of virtual time since the call started. Events are plain values;
+``to_json`` gives the form the transcript store keeps and ``describe`` the line a ladder shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import ClassVar
+
+from emulator.calling.model import ActionType, CallState, Outcome, RecordingFormat, WireEnum
+from emulator.jsonutil import JSON, JSONObject
+
+
+class EndReason(enum.StrEnum):
+    """Why a call ended. The transcript records it."""
+
+    BOT_HUNG_UP = "bot hung up"
+    BOT_REJECTED = "bot rejected"
+    CALLER_HUNG_UP = "caller hung up"
+    NO_CALLBACK = "platform hung up: workflow had no callback"
+    WORKFLOW_LIMIT = "platform hung up: workflow limit reached"
+    DELIVERY_FAILED = "platform hung up: callback delivery failed"
+    INVALID_WORKFLOW = "platform hung up: invalid workflow with no usable callback"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: ClassVar[str]
+    at: float
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"kind": self.kind}
+        for f in dataclasses.fields(self):
+            out[f.name] = _plain(getattr(self, f.name))
+        return out
+
+    def describe(self) -> str:
+        return self.kind
+
+
+def _plain(value: object) -> JSON:
+    if isinstance(value, WireEnum):
+        return str(value.value)
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionStarted(Event):
+    kind: ClassVar[str] = "action started"
+    operation_id: str
+    action: ActionType
+
+    def describe(self) -> str:
+        return f"{self.action.value} {self.operation_id} starts"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionCompleted(Event):
+    kind: ClassVar[str] = "action completed"
+    operation_id: str
+    action: ActionType
+    outcome: Outcome
+    reason: str | None = None
+
+    def describe(self) -> str:
+        why = f" ({self.reason})" if self.reason else ""
+        return f"{self.action.value} {self.operation_id}: {self.outcome.value}{why}"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptPlayed(Event):
+    """One Prompt of a playPrompt (standalone, or the prompt of a recognize or record)."""
+
+    kind: ClassVar[str] = "prompt played"
+    end: float
+    operation_id: str
+    index: int
+    text: str | None = None
+    file_uri: str | None = None
+    interrupted: bool = False
+
+    def describe(self) -> str:
+        what = repr(self.text) if self.text is not None else (self.file_uri or "silence")
+        cut = " (cut off)" if self.interrupted else ""
+        return f"platform played {what}{cut}"
+
+
+@dataclass(frozen=True, slots=True)
+class BeepPlayed(Event):
+    kind: ClassVar[str] = "beep played"
+    operation_id: str
+
+    def describe(self) -> str:
+        return "platform beeped"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerPressed(Event):
+    kind: ClassVar[str] = "caller pressed"
+    key: str
+
+    def describe(self) -> str:
+        return f"caller pressed {self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerSpoke(Event):
+    """``text`` is None for talk into a recording (speech with no words to match)."""
+
+    kind: ClassVar[str] = "caller spoke"
+    end: float
+    text: str | None = None
+
+    def describe(self) -> str:
+        if self.text is None:
+            return f"caller talked {self.end - self.at:.1f}s"
+        return f"caller said {self.text!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerSilent(Event):
+    kind: ClassVar[str] = "caller silent"
+    end: float
+
+    def describe(self) -> str:
+        return f"caller was silent {self.end - self.at:.1f}s"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerHungUp(Event):
+    kind: ClassVar[str] = "caller hung up"
+
+    def describe(self) -> str:
+        return "caller hung up"
+
+
+@dataclass(frozen=True, slots=True)
+class InputIgnored(Event):
+    """Caller input the platform did not act on, and why (for debugging scripts)."""
+
+    kind: ClassVar[str] = "input ignored"
+    input: str
+    why: str
+
+    def describe(self) -> str:
+        return f"platform ignored {self.input}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingMade(Event):
+    """What a record action captured: ``speech`` holds (start, end) offsets into the recording."""
+
+    kind: ClassVar[str] = "recording made"
+    end: float
+    operation_id: str
+    format: RecordingFormat
+    speech: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.at
+
+    def describe(self) -> str:
+        return f"platform recorded {self.seconds:.1f}s ({self.format.value})"
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged(Event):
+    kind: ClassVar[str] = "state changed"
+    old: CallState
+    new: CallState
+
+    def describe(self) -> str:
+        return f"call {self.old.value} -> {self.new.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class CallEnded(Event):
+    kind: ClassVar[str] = "call ended"
+    reason: EndReason
+
+    def describe(self) -> str:
+        return f"call ended: {self.reason.value}"

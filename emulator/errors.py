@@ -1,0 +1,39 @@
+"""The error tree of the package.
+
+BotemuError                  root: anything botemu raises on purpose
+├── WireError                a JSON document could not be read as a protocol message (has .path)
+└── CallerScriptError        a caller script could not be read (has .where)
+
+Errors carry structured fields so that the CLI and reports can print a precise, one-line message
+instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class BotemuError(Exception):
+    """Root of every error botemu raises on purpose."""
+
+
+class WireError(BotemuError):
+    """A JSON value could not be read as the expected protocol message.
+
+    ``path`` is a JSONPath-like location (``$.actions[1].prompts[0]``) of the offending value.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+class CallerScriptError(BotemuError):
+    """A caller script (a YAML list of steps, or the inline form) could not be read.
+
+    ``where`` names the step (``caller[2]`` or ``step 3``) and ``message`` says what was expected.
+    """
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message

@@ -1,0 +1,83 @@
+"""Helpers for reading JSON the way the platform and its SDKs do.
+
+Names are matched case-insensitively (an exact match wins over a case-folded one); paths are
+JSONPath-like (``$.actions[0].prompts[1]``) so that every error and finding can point at a value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import TypeAlias
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+JSONObject: TypeAlias = dict[str, JSON]
+
+
+def kind_of(value: object) -> str:
+    """The JSON kind of a value, for messages ("expected a string, got an array")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def child(path: str, key: str | int) -> str:
+    """The path of a member (``$.a`` + ``b`` → ``$.a.b``) or an item (``[2]``)."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if key.isidentifier() or key.replace("$", "").isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+def find_key(obj: Mapping[str, object], name: str) -> str | None:
+    """The key of ``obj`` that stands for ``name``: the exact key if present, else the first
+    key equal to it ignoring case, else None."""
+    if name in obj:
+        return name
+    lowered = name.lower()
+    for key in obj:
+        if key.lower() == lowered:
+            return key
+    return None
+
+
+def unknown_keys(obj: Mapping[str, object], known: Iterable[str]) -> list[str]:
+    """Keys of ``obj`` that match none of ``known``, ignoring case."""
+    known_lower = {k.lower() for k in known}
+    return [k for k in obj if k.lower() not in known_lower]
+
+
+def is_number(value: object) -> bool:
+    """A JSON number (not a boolean), finite."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def is_integer(value: object) -> bool:
+    """A JSON number with an integral value (``5`` or ``5.0``)."""
+    return is_number(value) and float(value).is_integer()  # type: ignore[arg-type]
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units: how .NET and JavaScript count "characters"."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def dumps(value: JSON) -> bytes:
+    """The canonical bytes of a JSON payload botemu sends: compact, UTF-8, no ASCII escaping."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
