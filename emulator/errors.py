@@ -18,13 +18,18 @@ class BotemuError(Exception):
 class WireError(BotemuError):
     """A JSON value could not be read as the expected protocol message.
 
-    ``path`` is a JSONPath-like location (``$.actions[1].prompts[0]``) of the offending value.
+    ``path`` is a JSONPath-like location (``$.actions[1].prompts[0]``) of the offending value;
+    ``line`` and ``column`` are set when the text itself is not JSON.
     """
 
-    def __init__(self, path: str, message: str) -> None:
+    def __init__(
+        self, path: str, message: str, *, line: int | None = None, column: int | None = None
+    ) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+        self.line = line
+        self.column = column
 
 
 class CallerScriptError(BotemuError):

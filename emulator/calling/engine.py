@@ -103,6 +103,26 @@ class CallProgress:
         return self.call_state is not CallState.INCOMING
 
 
+_FIELDS = ("now", "call_state", "cursor", "workflows", "hangup_at", "ended")
+
+
+@dataclass(slots=True)
+class _Live:
+    """CallProgress while a Workflow runs (mutable: the engine's hot path avoids copies)."""
+
+    now: float
+    call_state: CallState
+    cursor: int
+    workflows: int
+    hangup_at: float | None
+    ended: EndReason | None
+
+    def freeze(self) -> CallProgress:
+        return CallProgress(
+            self.now, self.call_state, self.cursor, self.workflows, self.hangup_at, self.ended
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class WorkflowRun:
     """What running one Workflow did.
@@ -153,16 +173,17 @@ def run_workflow(
     run = _Run(caller, replace(progress, workflows=progress.workflows + 1), config)
     callback = workflow.callback is not None
     outcome: OperationOutcome | None = None
+    live = run.p
     for action in workflow.actions:
         outcome = run.execute(action)
-        if run.progress.ended is not None or (callback and not outcome.succeeded):
+        if live.ended is not None or (callback and not outcome.succeeded):
             break
-    if run.progress.ended is None:
-        if run.progress.hangup_at is not None and run.progress.hangup_at <= run.progress.now:
-            run.caller_hangs_up(run.progress.hangup_at)
+    if live.ended is None:
+        if live.hangup_at is not None and live.hangup_at <= live.now:
+            run.caller_hangs_up(live.hangup_at)
         elif not callback:
             run.end(EndReason.NO_CALLBACK)
-    return WorkflowRun(outcome, tuple(run.events), run.progress, callback, run.recording)
+    return WorkflowRun(outcome, tuple(run.events), live.freeze(), callback, run.recording)
 
 
 def reject_workflow(
@@ -221,7 +242,7 @@ class _Run:
 
     def __init__(self, caller: CallerScript, progress: CallProgress, config: EngineConfig) -> None:
         self.caller = caller
-        self.progress = progress
+        self.p = _Live(**{f: getattr(progress, f) for f in _FIELDS})
         self.config = config
         self.events: list[Event] = []
         self.recording: RecordingMade | None = None
@@ -231,15 +252,15 @@ class _Run:
     # --- call-level changes ---
 
     def set_state(self, at: float, state: CallState) -> None:
-        if state is not self.progress.call_state:
-            self.events.append(StateChanged(at, self.progress.call_state, state))
-            self.progress = replace(self.progress, call_state=state)
+        if state is not self.p.call_state:
+            self.events.append(StateChanged(at, self.p.call_state, state))
+            self.p.call_state = state
 
     def end(self, reason: EndReason, at: float | None = None) -> None:
-        at = self.progress.now if at is None else at
+        at = self.p.now if at is None else at
         self.set_state(at, CallState.TERMINATED)
         self.events.append(CallEnded(at, reason))
-        self.progress = replace(self.progress, ended=reason, now=max(self.progress.now, at))
+        self.p.ended, self.p.now = reason, max(self.p.now, at)
 
     def caller_hangs_up(self, at: float) -> None:
         self.events.append(CallerHungUp(at))
@@ -249,39 +270,37 @@ class _Run:
 
     def hangup_for_prompt(self, start: float) -> None:
         """A plain playPrompt is about to play: a hangup step at the head may fire during it."""
-        if self.progress.hangup_at is not None or self.progress.cursor >= len(self.caller.steps):
+        if self.p.hangup_at is not None or self.p.cursor >= len(self.caller.steps):
             return
-        step = self.caller.steps[self.progress.cursor]
+        step = self.caller.steps[self.p.cursor]
         if isinstance(step, HangUp) and step.during in (None, ActionType.PLAY_PROMPT):
-            self.progress = replace(
-                self.progress, hangup_at=start + step.after, cursor=self.progress.cursor + 1
-            )
+            self.p.hangup_at, self.p.cursor = start + step.after, self.p.cursor + 1
 
     def open_turn(self, kind: ActionType, start: float, prompt_end: float) -> bool:
         """An input turn begins: consume leading ``listen`` steps and a hangup aimed at this
         action. Returns whether the caller listens to the prompt to its end."""
-        steps, cursor = self.caller.steps, self.progress.cursor
+        steps, cursor = self.caller.steps, self.p.cursor
         listen = False
         while cursor < len(steps) and isinstance(steps[cursor], Listen):
             listen, cursor = True, cursor + 1
         if cursor < len(steps) and isinstance(steps[cursor], Silence):
             listen = True  # silence never barges in: it is counted from the end of the prompt
-        if self.progress.hangup_at is None and cursor < len(steps):
+        if self.p.hangup_at is None and cursor < len(steps):
             step = steps[cursor]
             if isinstance(step, HangUp) and step.during is None:
                 at = prompt_end if listen else start
-                self.progress = replace(self.progress, hangup_at=at)
+                self.p.hangup_at = at
                 cursor += 1
             elif isinstance(step, HangUp) and step.during is kind:
-                self.progress = replace(self.progress, hangup_at=start + step.after)
+                self.p.hangup_at = start + step.after
                 cursor += 1
-        self.progress = replace(self.progress, cursor=cursor)
+        self.p.cursor = cursor
         return listen
 
     # --- actions ---
 
     def execute(self, action: Action) -> OperationOutcome:
-        start = self.progress.now
+        start = self.p.now
         self.events.append(ActionStarted(start, action.operation_id, action.kind))
         if isinstance(action, Answer):
             outcome: OperationOutcome = AnswerOutcome(
@@ -305,16 +324,14 @@ class _Run:
         reason = getattr(outcome, "completion_reason", None)
         shown = reason.value if reason is not None else _sub_reason(outcome)
         self.events.append(
-            ActionCompleted(
-                self.progress.now, action.operation_id, action.kind, outcome.outcome, shown
-            )
+            ActionCompleted(self.p.now, action.operation_id, action.kind, outcome.outcome, shown)
         )
         return outcome
 
     def play_prompt(self, action: PlayPrompt, start: float) -> OperationOutcome:
         self.hangup_for_prompt(start)
-        played = self.play(action, start, stop_at=self.progress.hangup_at)
-        self.progress = replace(self.progress, now=played.end)
+        played = self.play(action, start, stop_at=self.p.hangup_at)
+        self.p.now = played.end
         if played.failure is not None:
             return PlayPromptOutcome(
                 id=action.operation_id,
@@ -378,17 +395,15 @@ class _Run:
         else:
             window = start if action.barge_in and not listen else prompt_end
             machine = timelines.recognize_machine(action, prompt_end)
-        steps = () if self.progress.hangup_at is not None else self.caller.steps
-        turn = timelines.drive(
-            machine, steps, self.progress.cursor, window, self.progress.hangup_at
-        )
+        steps = () if self.p.hangup_at is not None else self.caller.steps
+        turn = timelines.drive(machine, steps, self.p.cursor, window, self.p.hangup_at)
         if action.play_prompt is not None:
             stop_at = turn.barge_in_at if turn.barge_in_at is not None else None
             if turn.hung_up_at is not None and (stop_at is None or turn.hung_up_at < stop_at):
                 stop_at = turn.hung_up_at
             played = self.play(action.play_prompt, start, stop_at)
             if played.failure is not None:
-                self.progress = replace(self.progress, now=played.end)
+                self.p.now = played.end
                 return timelines.system_failure(action, played.failure)
         if (
             isinstance(action, Record)
@@ -398,9 +413,7 @@ class _Run:
             if turn.hung_up_at is None or turn.hung_up_at > prompt_end:
                 self.events.append(BeepPlayed(prompt_end, action.operation_id))
         self.events.extend(turn.events)
-        self.progress = replace(
-            self.progress, cursor=turn.cursor, now=turn.done.at, hangup_at=turn.hangup_at
-        )
+        self.p.cursor, self.p.now, self.p.hangup_at = turn.cursor, turn.done.at, turn.hangup_at
         if isinstance(turn.done.recording, RecordingMade):
             self.events.append(turn.done.recording)
             self.recording = turn.done.recording

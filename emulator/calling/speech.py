@@ -8,6 +8,7 @@ punctuation and spacing folded.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from emulator.calling.model import SayAs
 
@@ -19,6 +20,7 @@ _WORD = re.compile(r"\S+")
 _PUNCTUATION = re.compile(r"[^\w\s]+")
 
 
+@lru_cache(maxsize=4096)
 def speech_seconds(text: str, say_as: SayAs | None = None) -> float:
     """Estimated duration of speaking ``text``."""
     if say_as in (SayAs.LETTERS, SayAs.TELEPHONE):
@@ -26,6 +28,7 @@ def speech_seconds(text: str, say_as: SayAs | None = None) -> float:
     return max(1, len(_WORD.findall(text))) * SECONDS_PER_WORD
 
 
+@lru_cache(maxsize=4096)
 def normalize_speech(text: str) -> str:
     """Speech as the recognizer compares it: case, punctuation and spacing folded."""
     return " ".join(_PUNCTUATION.sub(" ", text.lower()).split())

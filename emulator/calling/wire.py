@@ -98,7 +98,7 @@ def loads(data: bytes | str) -> JSON:
     except UnicodeDecodeError as e:
         raise WireError(ROOT, f"body is not UTF-8 text ({e.reason} at byte {e.start})") from e
     except json.JSONDecodeError as e:
-        raise WireError(ROOT, f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+        raise WireError(ROOT, f"not JSON: {e.msg}", line=e.lineno, column=e.colno) from e
     except (ValueError, RecursionError) as e:
         raise WireError(ROOT, f"not JSON: {e}") from e
     return value
