@@ -60,12 +60,13 @@ def unknown_keys(obj: Mapping[str, object], known: Iterable[str]) -> list[str]:
 
 
 def is_number(value: object) -> bool:
-    """A JSON number (not a boolean), finite."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
+    """A JSON number (not a boolean) that is a finite double: ``10**400`` is not."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def is_integer(value: object) -> bool:
@@ -79,5 +80,13 @@ def utf16_length(text: str) -> int:
 
 
 def dumps(value: JSON) -> bytes:
-    """The canonical bytes of a JSON payload botemu sends: compact, UTF-8, no ASCII escaping."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """The canonical bytes of a JSON payload botemu sends: compact, UTF-8, no ASCII escaping.
+
+    A string holding a lone surrogate (read from a ``\\ud800`` escape) cannot be UTF-8: then the
+    payload is written with ASCII escapes, which keeps every string value exactly as it was read.
+    """
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")

@@ -13,7 +13,7 @@ A script maps one to one onto the ``caller:`` list of a scenario file::
 
 and onto the inline form ``press 2; silence 6s; say sales; talk 4s; hangup``.
 
-How the engine consumes steps (docs/caller.md has the full account):
+How the engine consumes steps (docs/engine.md has the full account):
 
 - Steps are consumed by *input turns*: each recognize or record action is one turn. A plain
   playPrompt action only plays; the caller hears it out.
@@ -108,16 +108,36 @@ class CallerScript:
 
     @classmethod
     def from_inline(cls, text: str) -> CallerScript:
-        """Read the inline form: steps separated by ``;``, each ``name [argument]``."""
+        """Read the inline form: steps separated by ``;``, each ``name [argument]``::
+
+        listen; press 1234# gap 0.5s; say sales; silence 6s; talk 30s then #;
+        hangup during playPrompt after 1.5s
+        """
         steps: list[Step] = []
         for i, part in enumerate(p.strip() for p in text.split(";")):
             if not part:
                 continue
-            name, _, arg = part.partition(" ")
-            arg = arg.strip()
-            data: object = name if not arg else {name: arg}
-            steps.append(parse_step(data, f"step {i + 1} ('{part}')"))
+            where = f"step {i + 1} ('{part}')"
+            steps.append(parse_step(_inline_data(part, where), where))
         return cls(tuple(steps))
+
+
+def _inline_data(part: str, where: str) -> object:
+    """The YAML form of one inline step."""
+    name, _, arg = part.partition(" ")
+    arg = arg.strip()
+    if not arg:
+        return name
+    words = arg.split()
+    if name == "press" and len(words) == 3 and words[1] == "gap":
+        return {name: {"digits": words[0], "gap": words[2]}}
+    if name == "talk" and len(words) == 3 and words[1] == "then":
+        return {name: {"for": words[0], "then": words[2]}}
+    if name == "hangup":
+        if len(words) % 2 or any(w not in ("during", "after") for w in words[::2]):
+            raise CallerScriptError(f"{where}.hangup", "expected 'hangup [during ACTION] [after DURATION]'")
+        return {name: dict(zip(words[::2], words[1::2], strict=True))}
+    return {name: arg}
 
 
 # --- Reading steps -----------------------------------------------------------------------------
@@ -276,7 +296,7 @@ def _kind(value: object) -> str:
 
 
 def describe(step: Step) -> str:
-    """The inline form of one step."""
+    """The inline form of one step (``from_inline`` reads it back)."""
     if isinstance(step, Listen):
         return "listen"
     if isinstance(step, Press):
@@ -289,6 +309,6 @@ def describe(step: Step) -> str:
         return f"silence {step.seconds:g}s"
     if isinstance(step, Talk):
         return f"talk {step.seconds:g}s" + (f" then {step.then}" if step.then else "")
-    if step.during is None:
-        return "hangup"
-    return f"hangup during {step.during.value} after {step.after:g}s"
+    during = f" during {step.during.value}" if step.during is not None else ""
+    after = f" after {step.after:g}s" if step.after else ""
+    return f"hangup{during}{after}"

@@ -183,7 +183,8 @@ def run_workflow(
             run.caller_hangs_up(live.hangup_at)
         elif not callback:
             run.end(EndReason.NO_CALLBACK)
-    return WorkflowRun(outcome, tuple(run.events), live.freeze(), callback, run.recording)
+    post = callback and outcome is not None
+    return WorkflowRun(outcome, tuple(run.events), live.freeze(), post, run.recording)
 
 
 def reject_workflow(
@@ -288,8 +289,7 @@ class _Run:
         if self.p.hangup_at is None and cursor < len(steps):
             step = steps[cursor]
             if isinstance(step, HangUp) and step.during is None:
-                at = prompt_end if listen else start
-                self.p.hangup_at = at
+                self.p.hangup_at = (prompt_end if listen else start) + step.after
                 cursor += 1
             elif isinstance(step, HangUp) and step.during is kind:
                 self.p.hangup_at = start + step.after
@@ -326,6 +326,8 @@ class _Run:
         self.events.append(
             ActionCompleted(self.p.now, action.operation_id, action.kind, outcome.outcome, shown)
         )
+        if self.hung_up_at is not None:
+            self.caller_hangs_up(self.hung_up_at)
         return outcome
 
     def play_prompt(self, action: PlayPrompt, start: float) -> OperationOutcome:
@@ -352,8 +354,11 @@ class _Run:
             completion_reason=PromptCompletionReason.COMPLETED_SUCCESSFULLY,
         )
 
-    def play(self, action: PlayPrompt, start: float, stop_at: float | None) -> timelines.Played:
-        """Play every prompt from ``start``; stop at ``stop_at`` (barge-in or hangup)."""
+    def play(
+        self, action: PlayPrompt, start: float, stop_at: float | None, operation_id: str = ""
+    ) -> timelines.Played:
+        """Play every prompt from ``start``; stop at ``stop_at`` (barge-in or hangup).
+        ``operation_id`` names the action the prompt belongs to (record, recognize)."""
         at = start
         for index, prompt in enumerate(action.prompts):
             media = self.config.media.get(prompt.file_uri) if prompt.file_uri else None
@@ -368,7 +373,7 @@ class _Run:
                 PromptPlayed(
                     at,
                     max(at, stop),
-                    action.operation_id,
+                    operation_id or action.operation_id,
                     index,
                     prompt.value,
                     prompt.file_uri,
@@ -381,9 +386,10 @@ class _Run:
         return timelines.Played(at, cut=False)
 
     def prompt_end(self, prompt: PlayPrompt | None, start: float) -> float:
-        if prompt is None:
-            return start
-        return start + sum(prompt_seconds(p, self.config.media) for p in prompt.prompts)
+        end = start
+        for p in prompt.prompts if prompt is not None else ():
+            end += prompt_seconds(p, self.config.media)  # summed as play() sums: same floats
+        return end
 
     def input_turn(self, action: Recognize | Record, start: float) -> OperationOutcome:
         prompt_end = self.prompt_end(action.play_prompt, start)
@@ -401,7 +407,7 @@ class _Run:
             stop_at = turn.barge_in_at if turn.barge_in_at is not None else None
             if turn.hung_up_at is not None and (stop_at is None or turn.hung_up_at < stop_at):
                 stop_at = turn.hung_up_at
-            played = self.play(action.play_prompt, start, stop_at)
+            played = self.play(action.play_prompt, start, stop_at, action.operation_id)
             if played.failure is not None:
                 self.p.now = played.end
                 return timelines.system_failure(action, played.failure)

@@ -152,12 +152,17 @@ class _Checker:
     ) -> float | None:
         if value is None:
             return None
+        if isinstance(value, int) and not isinstance(value, bool) and not is_number(value):
+            self.add(
+                rule, where, f"a {len(str(abs(value)))}-digit number is outside {low:g} to {high:g}"
+            )
+            return None
         if not is_number(value) or (integer and not is_integer(value)):
             self.type_error(where, "an integer" if integer else "a number", value)
             return None
         assert isinstance(value, int | float)
         if not low <= value <= high:
-            self.add(rule, where, f"{value} is outside {low:g} to {high:g}", value)
+            self.add(rule, where, f"{value:g} is outside {low:g} to {high:g}", value)
         return float(value)
 
     def enum(

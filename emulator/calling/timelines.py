@@ -210,7 +210,8 @@ class RecordMachine:
         self.ignored = ""
 
     def done(self, at: float, reason: RecordingCompletionReason, *, why: str | None = None) -> Done:
-        length = max(0.0, min(at, self.max_end) - self.start)
+        # Lengths are whole milliseconds, as the outcome carries them: under 1 ms is nothing.
+        length = round(max(0.0, min(at, self.max_end) - self.start), 3)
         failed = reason is RecordingCompletionReason.INITIAL_SILENCE_TIMEOUT or length <= 0
         outcome = RecordOutcome(
             id=self.action.operation_id,
@@ -235,7 +236,11 @@ class RecordMachine:
 
     def key(self, at: float, key: str) -> Done | bool:
         if key in self.stop_tones:
-            why = "the stop tone came before anything was recorded" if at <= self.start else None
+            why = (
+                "the stop tone came before anything was recorded"
+                if at - self.start < 0.0005
+                else None
+            )
             return self.done(at, RecordingCompletionReason.COMPLETED_STOP_TONE_DETECTED, why=why)
         self.ignored = "not a stop tone of this recording"
         return False
@@ -256,7 +261,9 @@ class RecordMachine:
         return True
 
     def hang(self, at: float) -> Done:
-        why = "the caller hung up before anything was recorded" if at <= self.start else None
+        why = (
+            "the caller hung up before anything was recorded" if at - self.start < 0.0005 else None
+        )
         return self.done(at, RecordingCompletionReason.CALL_TERMINATED, why=why)
 
 
@@ -334,7 +341,7 @@ def drive(
             continue
         if isinstance(step, HangUp):
             if step.during is None:
-                driver.pending = min(driver.pending, t)
+                driver.pending = min(driver.pending, t + step.after)
                 index += 1
             break  # a hangup waiting for another action: the caller gives no more input now
         if driver.stop_before(t):

@@ -12,6 +12,7 @@ left out, compact UTF-8 bytes (``encode``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -94,7 +95,7 @@ def loads(data: bytes | str) -> JSON:
     """Parse JSON text, raising WireError (never anything else) when it is not JSON."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value: JSON = json.loads(text, parse_constant=_reject_constant)
+        value: JSON = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as e:
         raise WireError(ROOT, f"body is not UTF-8 text ({e.reason} at byte {e.start})") from e
     except json.JSONDecodeError as e:
@@ -106,6 +107,13 @@ def loads(data: bytes | str) -> JSON:
 
 def _reject_constant(name: str) -> JSON:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
 
 
 class _Obj:
@@ -125,7 +133,8 @@ class _Obj:
         return None if key is None else self.raw[key]
 
     def at(self, name: str) -> str:
-        return child(self.path, name)
+        """The path of a member, spelled as the document spells it (so positions resolve)."""
+        return child(self.path, find_key(self.raw, name) or name)
 
     def require(self, name: str) -> JSON:
         value = self.get(name)
