@@ -76,7 +76,7 @@ def is_integer(value: object) -> bool:
 
 def utf16_length(text: str) -> int:
     """Length in UTF-16 code units: how .NET and JavaScript count "characters"."""
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # a lone surrogate is one unit
 
 
 def dumps(value: JSON) -> bytes:

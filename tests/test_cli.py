@@ -30,11 +30,16 @@ def test_lint_valid_workflow_exits_0(capsys: pytest.CaptureFixture[str]) -> None
     assert err == ""
 
 
-def test_lint_invalid_workflow_exits_1_with_file_line_col(capsys: pytest.CaptureFixture[str]) -> None:
+def test_lint_invalid_workflow_exits_1_with_file_line_col(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, _ = run(["lint", str(BROKEN), "--first"], capsys)
     assert code == 1
     lines = out.splitlines()
-    assert f"{BROKEN}:3:65: error: $.actions[0].prompts[0]: a prompt has value or fileUri, never both [WF-PROMPT-BOTH]" in lines
+    assert (
+        f"{BROKEN}:3:65: error: $.actions[0].prompts[0]: a prompt has value or fileUri, never both [WF-PROMPT-BOTH]"
+        in lines
+    )
     assert any("[WF-FIRST-ACTION]" in line for line in lines)
     assert any("did you mean 'bargeInAllowed'?" in line for line in lines)
     assert lines[-1] == f"{BROKEN}: invalid Workflow: 6 errors, 2 warnings"
@@ -42,9 +47,7 @@ def test_lint_invalid_workflow_exits_1_with_file_line_col(capsys: pytest.Capture
 
 def test_lint_findings_are_in_file_order(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(["lint", str(BROKEN), "--first"], capsys)
-    positions = [
-        tuple(int(n) for n in line.split(":")[1:3]) for line in out.splitlines()[:-1]
-    ]
+    positions = [tuple(int(n) for n in line.split(":")[1:3]) for line in out.splitlines()[:-1]]
     assert positions == sorted(positions)
 
 
@@ -104,7 +107,10 @@ def test_lint_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     ],
 )
 def test_lint_unreadable_input_exits_2_with_one_line(
-    content: bytes, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    content: bytes,
+    expected: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -115,14 +121,18 @@ def test_lint_unreadable_input_exits_2_with_one_line(
     assert err == f"botemu lint: {expected}\n"
 
 
-def test_lint_missing_file_and_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lint_missing_file_and_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(["lint", str(tmp_path / "nope.json")], capsys)
     assert (code, err) == (2, f"botemu lint: {tmp_path / 'nope.json'}: no such file\n")
     code, _, err = run(["lint", str(tmp_path)], capsys)
     assert (code, err) == (2, f"botemu lint: {tmp_path}: is a directory, not a file\n")
 
 
-def test_a_json_value_that_is_not_a_workflow_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_json_value_that_is_not_a_workflow_is_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "w.json"
     path.write_text("[1, 2]")
     code, out, _ = run(["lint", str(path)], capsys)
@@ -178,13 +188,19 @@ def test_rules_human(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_as_a_subprocess() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "lint", str(BROKEN), "--first", "--json"],
-        capture_output=True, text=True, check=False, timeout=60,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert result.returncode == 1
     assert json.loads(result.stdout)["errors"] == 6
     version = subprocess.run(
-        [sys.executable, "-m", "emulator", "--version"], capture_output=True, text=True,
-        check=False, timeout=60,
+        [sys.executable, "-m", "emulator", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert version.returncode == 0
     assert version.stdout.startswith("botemu ")

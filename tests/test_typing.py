@@ -15,6 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_mypy_strict_on_the_package() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "emulator"],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr

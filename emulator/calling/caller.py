@@ -135,7 +135,9 @@ def _inline_data(part: str, where: str) -> object:
         return {name: {"for": words[0], "then": words[2]}}
     if name == "hangup":
         if len(words) % 2 or any(w not in ("during", "after") for w in words[::2]):
-            raise CallerScriptError(f"{where}.hangup", "expected 'hangup [during ACTION] [after DURATION]'")
+            raise CallerScriptError(
+                f"{where}.hangup", "expected 'hangup [during ACTION] [after DURATION]'"
+            )
         return {name: dict(zip(words[::2], words[1::2], strict=True))}
     return {name: arg}
 

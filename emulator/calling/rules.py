@@ -34,7 +34,7 @@ from emulator.calling.ruleset import RULES as RULES
 from emulator.calling.speech import normalize_speech
 from emulator.calling.wire import action_fields
 from emulator.findings import Finding, Rule, Severity
-from emulator.jsonutil import JSON, child, is_integer, is_number, kind_of, utf16_length
+from emulator.jsonutil import JSON, child, find_key, is_integer, is_number, kind_of, utf16_length
 
 WORKFLOW_FIELDS = ("actions", "links", "callState", "appState", "notificationSubscriptions")
 PROMPT_FIELDS = (
@@ -83,6 +83,7 @@ class _Checker:
     def __init__(self, context: RuleContext) -> None:
         self.context = context
         self.findings: list[Finding] = []
+        self.operation_ids: dict[str, str] = {}
 
     def add(
         self,
@@ -142,6 +143,13 @@ class _Checker:
             self.type_error(where, "a string", value)
             return None
         return value
+
+    def not_null(self, value: JSON, where: str, expected: str) -> bool:
+        """An array item is never null: the platform cannot read one."""
+        if value is None:
+            self.type_error(where, expected, value)
+            return False
+        return True
 
     def boolean(self, value: JSON, where: str) -> None:
         if value is not None and not isinstance(value, bool):
@@ -263,7 +271,8 @@ class _Checker:
         subs_where = self.where("$", keys, "notificationSubscriptions")
         subs = self.array(self.get(doc, keys, "notificationSubscriptions"), subs_where)
         for i, sub in enumerate(subs or []):
-            self.enum(NotificationType, sub, child(subs_where, i), unknown=R.WF_NOTIFICATION)
+            if self.not_null(sub, child(subs_where, i), "a string"):
+                self.enum(NotificationType, sub, child(subs_where, i), unknown=R.WF_NOTIFICATION)
 
     def actions(self, doc: Mapping[str, JSON], keys: dict[str, str]) -> list[ActionType | None]:
         where = self.where("$", keys, "actions")
@@ -288,7 +297,7 @@ class _Checker:
         if not isinstance(value, dict):
             self.type_error(where, "an action object", value)
             return None
-        kind_key = next((k for k in value if k.lower() == "action"), "action")
+        kind_key = find_key(value, "action") or "action"
         raw_kind = value.get(kind_key)
         kind: ActionType | None = None
         if raw_kind is None:
@@ -315,11 +324,7 @@ class _Checker:
                 )
         if kind is None:
             # The fields of an action of unknown kind cannot be judged: only find operationId.
-            keys = {
-                n: k
-                for n in ("operationId", "action")
-                if (k := next((x for x in value if x.lower() == n.lower()), None))
-            }
+            keys = {n: k for n in ("operationId", "action") if (k := find_key(value, n))}
         else:
             keys = self.fields(value, where, action_fields(kind))
         op_where = self.where(where, keys, "operationId")
@@ -330,8 +335,16 @@ class _Checker:
                 op_where,
                 "operationId is required: it ties the outcome to this action",
             )
-        else:
-            self.string(op, op_where)
+        elif self.string(op, op_where) is not None:
+            assert isinstance(op, str)
+            if op in self.operation_ids:
+                self.add(
+                    R.WF_OPERATION_ID_UNIQUE,
+                    op_where,
+                    f"operationId '{op}' is also used at {self.operation_ids[op]}",
+                    op,
+                )
+            self.operation_ids.setdefault(op, where)
         if kind is ActionType.ANSWER:
             self.answer(value, keys, where)
         elif kind is ActionType.PLAY_PROMPT:
@@ -403,7 +416,18 @@ class _Checker:
             if not isinstance(links, dict):
                 self.type_error(where, "an object", links)
                 return
-            cb_key = next((k for k in links if k.lower() == "callback"), None)
+            spellings = [k for k in links if k.lower() == "callback"]
+            cb_key = find_key(links, "callback")
+            for key, uri in links.items():  # the callback itself is checked below
+                if key != cb_key and uri is not None and not isinstance(uri, str):
+                    self.type_error(child(where, key), "a URI string", uri)
+            for other in spellings:
+                if other != cb_key:
+                    self.add(
+                        R.WF_DUPLICATE_FIELD,
+                        child(where, other),
+                        f"'{other}' and '{cb_key}' name the same link; '{cb_key}' is used",
+                    )
             if cb_key is not None:
                 cb_where = child(where, cb_key)
                 callback = links[cb_key]
@@ -441,6 +465,8 @@ class _Checker:
         items = self.array(self.get(value, keys, "acceptModalityTypes"), at)
         seen: set[WireEnum] = set()
         for i, item in enumerate(items or []):
+            if not self.not_null(item, child(at, i), "a modality"):
+                continue
             member = self.enum(ModalityType, item, child(at, i))
             if member is ModalityType.VIDEO_BASED_SCREEN_SHARING:
                 self.add(
@@ -484,6 +510,13 @@ class _Checker:
                 R.WF_NESTED_PROMPT,
                 self.where(at, nested_keys, "action"),
                 "the nested prompt's action is playPrompt",
+                kind,
+            )
+        elif isinstance(kind, str) and not ActionType.PLAY_PROMPT.is_canonical(kind):
+            self.add(
+                R.WF_CASING,
+                self.where(at, nested_keys, "action"),
+                f"'{kind}' is written 'playPrompt'",
                 kind,
             )
         self.string(
@@ -555,7 +588,7 @@ class _Checker:
         at = self.where(where, keys, "stopTones")
         tones = self.digits(self.get(value, keys, "stopTones"), at, allow_bool=allow_bool)
         raw = self.get(value, keys, "stopTones")
-        if isinstance(raw, list) and len(raw) > MAX_STOP_TONES:
+        if isinstance(raw, list | str) and len(raw) > MAX_STOP_TONES:
             self.add(R.WF_STOP_TONES_COUNT, at, f"{len(raw)} stop tones; at most {MAX_STOP_TONES}")
         return tones
 
@@ -657,6 +690,8 @@ class _Checker:
                     f"{len(speech)} speech variations; at most 5",
                 )
             for j, phrase in enumerate(speech):
+                if not self.not_null(phrase, child(speech_at, j), "a string"):
+                    continue
                 text = self.string(phrase, child(speech_at, j))
                 if text is None:
                     continue
@@ -764,10 +799,10 @@ VALIDATION_OUTCOME_ID = "workflow"
 def first_operation_id(document: JSON) -> str:
     """The id a validation outcome carries: the first action's operationId, if it has one."""
     if isinstance(document, dict):
-        actions = document.get(next((k for k in document if k.lower() == "actions"), "actions"))
+        actions = document.get(find_key(document, "actions") or "actions")
         if isinstance(actions, list) and actions and isinstance(actions[0], dict):
             first = actions[0]
-            op = first.get(next((k for k in first if k.lower() == "operationid"), "operationId"))
+            op = first.get(find_key(first, "operationId") or "operationId")
             if isinstance(op, str) and op:
                 return op
     return VALIDATION_OUTCOME_ID

@@ -217,7 +217,8 @@ class _Obj:
             if not isinstance(uri, str):
                 raise WireError(child(path, key), f"expected a URI string, got {kind_of(uri)}")
             canonical = key.lower() if key.lower() in ("call", "callback") else key
-            out.setdefault(canonical, uri)
+            if canonical not in out or key == canonical:  # the exact name wins, else the first
+                out[canonical] = uri
         return out
 
     def extra(self) -> dict[str, JSON]:
