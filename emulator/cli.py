@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from emulator import __version__
+from emulator.calling.exchange_rules import EXCHANGE_RULES
 from emulator.calling.rules import RULES, RuleContext, validate_workflow
 from emulator.calling.wire import loads
+from emulator.conformance.tls import RULES as TLS_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
 from emulator.jsonpos import locate, position_of
@@ -70,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     form.add_argument("--json", action="store_true", help="print the rules as JSON")
     form.add_argument("--markdown", action="store_true", help="print docs/rules.md")
     rules.set_defaults(handler=_rules)
+    # Each area registers its own commands (a thin shell over that area's library).
+    from emulator.calling.cli import register as register_call
+    from emulator.conformance.cli import register as register_conformance
+    from emulator.transcripts.cli import register as register_transcript
+
+    register_call(sub)
+    register_transcript(sub)
+    register_conformance(sub)
     return parser
 
 
@@ -195,7 +205,7 @@ class _Paint:
 
 # --- rules -------------------------------------------------------------------------------------
 
-REGISTRIES: tuple[RuleRegistry, ...] = (RULES,)
+REGISTRIES: tuple[RuleRegistry, ...] = (RULES, EXCHANGE_RULES, TLS_RULES)
 
 
 def rules_markdown(registries: Sequence[RuleRegistry] = REGISTRIES) -> str:

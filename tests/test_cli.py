@@ -171,11 +171,14 @@ def test_rules_markdown_matches_docs(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_rules_json_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    from emulator.calling.rules import RULES
+    from emulator.cli import REGISTRIES
 
     code, out, _ = run(["rules", "--json"], capsys)
     assert code == 0
-    assert [r["id"] for r in json.loads(out)] == RULES.ids()
+    listed = [r["id"] for r in json.loads(out)]
+    assert listed == [rule for registry in REGISTRIES for rule in registry.ids()]
+    assert {"WF-ORDER", "CALL-DELIVERY-FAILED", "TLS-WRONG-CN"} <= set(listed)
+    assert len(listed) == len(set(listed)), "rule ids are unique across areas"
 
 
 def test_rules_human(capsys: pytest.CaptureFixture[str]) -> None:

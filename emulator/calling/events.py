@@ -25,6 +25,9 @@ class EndReason(enum.StrEnum):
     WORKFLOW_LIMIT = "platform hung up: workflow limit reached"
     DELIVERY_FAILED = "platform hung up: callback delivery failed"
     INVALID_WORKFLOW = "platform hung up: invalid workflow with no usable callback"
+    BOT_REFUSED = "platform hung up: bot refused the request"
+    NO_WORKFLOW = "platform hung up: bot sent no workflow"
+    BAD_RESPONSE = "platform hung up: bot's response was not a workflow"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,151 @@
+"""``botemu call``: place one call to a bot and print a readable ladder of it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from emulator.calling.caller import CallerScript
+from emulator.calling.delivery import RetryPolicy
+from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS
+from emulator.calling.session import CallReport, CallSettings, place_call
+from emulator.calling.wire import WireOptions
+from emulator.errors import BotemuError
+from emulator.jsonutil import JSONObject
+from emulator.transcripts.store import DEFAULT_DB, EventKind, TranscriptStore
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_DEFAULTS = RetryPolicy()
+HIDDEN = {"action started", "action completed"}
+"""Engine events the ladder leaves out (they stay in the transcript)."""
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    call = subparsers.add_parser(
+        "call",
+        help="place one call to a calling bot and print its ladder",
+        description="Place one call to a calling bot over HTTP(S), run it to its end in virtual "
+        "time, and print a ladder of what happened. Exit 0 when the call ran with no "
+        "error finding, 1 otherwise, 2 for a usage error.",
+    )
+    call.add_argument("--bot", required=True, metavar="URL", help="the bot's calling address")
+    script = call.add_mutually_exclusive_group()
+    script.add_argument("--scenario", metavar="FILE", help="a scenario file (its caller: steps)")
+    script.add_argument(
+        "--caller",
+        metavar="STEPS",
+        help="inline caller steps, e.g. 'press 2; silence 6s; say sales; talk 4s; hangup'",
+    )
+    call.add_argument(
+        "--seed", type=int, help="seed for ids and caller identity (reproducible runs)"
+    )
+    call.add_argument("--json", action="store_true", help="print the whole transcript as JSON")
+    call.add_argument("--pace", type=float, default=0.0,
+                      help="0 runs in virtual time (default); 1.0 in real time")  # fmt: skip
+    call.add_argument("--db", type=Path, default=_default_db(), help="transcript database")
+    call.add_argument("--certs", type=Path, default=Path("certs"),
+                      help="certificates directory for an https bot (botemu certs)")  # fmt: skip
+    call.add_argument("--ca", type=Path, help="CA that signed the bot's certificate")
+    call.add_argument("--app-id", help="the bot's app id (appId of results)")
+    call.add_argument("--max-workflows", type=int, default=DEFAULT_MAX_WORKFLOWS)
+    call.add_argument("--timeout", type=float, default=_DEFAULTS.timeout,
+                      help="seconds the bot has to answer each request")  # fmt: skip
+    call.add_argument("--attempts", type=int, default=_DEFAULTS.attempts,
+                      help="attempts per message, the first included")  # fmt: skip
+    call.add_argument("--allow-http", action="store_true",
+                      help="accept http callbacks (default only for an http bot)")  # fmt: skip
+    call.add_argument("--legacy-validation-outcome", action="store_true",
+                      help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
+    call.set_defaults(handler=_call)
+
+
+def _default_db() -> Path:
+    return Path(os.environ.get("BOTEMU_DB", str(DEFAULT_DB)))
+
+
+def _call(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        settings = _settings(args)
+        store = TranscriptStore(args.db)
+    except BotemuError as e:
+        print(f"botemu call: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    with store:
+        printer = None if args.json else Ladder(out)
+        report = asyncio.run(place_call(settings, store, listener=printer))
+        if args.json:
+            json.dump(store.export(report.call_id), out, indent=2)
+            out.write("\n")
+        else:
+            out.write(_summary(report, args.db) + "\n")
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+def _settings(args: argparse.Namespace) -> CallSettings:
+    parts = urlsplit(args.bot)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
+    name = None
+    if args.scenario:
+        from emulator.scenario.loader import load_scenario
+
+        scenario = load_scenario(Path(args.scenario))
+        caller, name = scenario.caller, scenario.name
+    else:
+        caller = CallerScript.from_inline(args.caller or "")
+    ssl_context = None
+    if parts.scheme == "https":
+        from emulator.certs import client_ssl_context, ensure_certs
+
+        ssl_context = client_ssl_context(ensure_certs(args.certs), ca_file=args.ca)
+    if args.attempts < 1 or args.timeout <= 0 or args.max_workflows < 1:
+        raise BotemuError("--attempts, --timeout and --max-workflows must be positive")
+    return CallSettings(
+        bot_url=args.bot,
+        caller=caller,
+        seed=args.seed,
+        retry=RetryPolicy(attempts=args.attempts, timeout=args.timeout),
+        max_workflows=args.max_workflows,
+        pace=args.pace,
+        allow_http=True if args.allow_http else None,
+        wire=WireOptions(legacy_validation_outcome_type=args.legacy_validation_outcome),
+        app_id=args.app_id,
+        ssl_context=ssl_context,
+        scenario=name,
+    )
+
+
+class Ladder:
+    """Prints each event of a call as one line, as it is recorded."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, kind: str, payload: JSONObject, vtime: float) -> None:
+        if payload.get("kind") in HIDDEN:
+            return
+        summary = str(payload.get("summary", kind))
+        if kind == EventKind.FINDING:
+            line = f"  ! {summary}"
+        elif kind in (EventKind.CALL_START, EventKind.CALL_END):
+            line = summary
+        else:
+            line = f"{vtime:7.2f}s  {summary}"
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+def _summary(report: CallReport, db: Path) -> str:
+    errors = f"{report.errors} error" + ("" if report.errors == 1 else "s")
+    warnings = f"{report.warnings} warning" + ("" if report.warnings == 1 else "s")
+    short = report.call_id[:12]
+    return (
+        f"{report.end_reason.value} · {report.workflows} workflows · {report.vtime:.1f}s · "
+        f"{errors}, {warnings} · transcript {short} in {db} (botemu transcript show {short})"
+    )

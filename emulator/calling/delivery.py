@@ -1,0 +1,269 @@
+"""Delivering one platform request to a bot: POST, retries, time-outs, size limits.
+
+``Deliverer.post`` sends one message (the Conversation or a ConversationResult) and retries it on
+a 5xx answer, a time-out, or a connection failure, with the same ``X-Platform-Message-ID``. Every
+attempt, answer, failure and retry is handed to a recorder as it happens, so the transcript holds
+the exact bytes that crossed the wire. It never raises for anything the bot does.
+
+Defaults (docs/calling-http.md): 3 attempts, 0.5 s back-off doubling, 15 s time-out per attempt
+(a related platform required answers within 15 s), 1 MiB response limit.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from emulator.calling import exchange_rules as X
+from emulator.findings import Finding, Rule
+from emulator.jsonutil import JSONObject
+
+Recorder = Callable[[str, JSONObject, bytes | None], None]
+"""(event kind, payload, blob): appends one event to the call's transcript."""
+Sleeper = Callable[[float], Awaitable[None]]
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How the platform delivers one message. ``attempts`` counts the first try."""
+
+    attempts: int = 3
+    backoff: float = 0.5
+    backoff_factor: float = 2.0
+    timeout: float = 15.0
+    max_body: int = MIB
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
+        return self.backoff * self.backoff_factor ** (retry - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """The end of one delivery: the last answer if any attempt got one, or why none did."""
+
+    status: int | None
+    body: bytes
+    headers: Mapping[str, str]
+    attempts: int
+    failure: str | None = None
+    oversized: bool = False
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and self.failure is None
+
+
+class Deliverer:
+    """Posts messages for one call over a shared aiohttp session."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        *,
+        policy: RetryPolicy,
+        record: Recorder,
+        wait: Sleeper,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.session = session
+        self.policy = policy
+        self.record = record
+        self.wait = wait
+        self.ssl_context = ssl_context
+
+    async def post(
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        *,
+        label: str,
+        message_id: str,
+        parts: JSONObject | None = None,
+    ) -> Delivery:
+        """Deliver ``body`` to ``url``; retry per the policy. ``label`` names the message;
+        ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob)."""
+        findings: list[Finding] = []
+        policy = self.policy
+        last: Delivery | None = None
+        for attempt in range(1, policy.attempts + 1):
+            if attempt > 1:
+                delay = policy.delay(attempt - 1)
+                self.record(
+                    "retry",
+                    {
+                        "summary": f"retry {attempt}/{policy.attempts} of {label} in {delay:g}s",
+                        "message_id": message_id,
+                        "attempt": attempt,
+                        "delay": delay,
+                    },
+                    None,
+                )
+                await self.wait(delay)
+            last, finding = await self._attempt(
+                url, body, headers, label, message_id, attempt, parts
+            )
+            if finding is not None:
+                findings.append(finding)
+            if last.failure is None and last.status is not None and last.status < 500:
+                break
+        assert last is not None
+        if last.failure is not None or (last.status is not None and last.status >= 500):
+            why = last.failure or f"HTTP {last.status}"
+            findings.append(
+                Finding(
+                    X.CALL_DELIVERY_FAILED.id,
+                    X.CALL_DELIVERY_FAILED.severity,
+                    label,
+                    f"{label} not delivered after {policy.attempts} attempts (last: {why}); "
+                    "the platform hangs up",
+                )
+            )
+            return Delivery(
+                last.status, last.body, last.headers, policy.attempts, why, last.oversized,
+                tuple(findings),
+            )  # fmt: skip
+        return Delivery(
+            last.status, last.body, last.headers, last.attempts, None, last.oversized,
+            tuple(findings),
+        )  # fmt: skip
+
+    async def _attempt(
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        label: str,
+        message_id: str,
+        attempt: int,
+        parts: JSONObject | None,
+    ) -> tuple[Delivery, Finding | None]:
+        request: JSONObject = {
+            "summary": f"→ {label}" + (f" (attempt {attempt})" if attempt > 1 else ""),
+            "method": "POST",
+            "url": url,
+            "headers": _json_headers(headers),
+            "label": label,
+            "message_id": message_id,
+            "attempt": attempt,
+        }
+        text = None if parts is not None else _text(body)
+        request["body"] = text
+        if parts is not None:
+            request["parts"] = parts
+        self.record("http.request", request, None if text is not None else body)
+        started = time.perf_counter()
+        timeout = aiohttp.ClientTimeout(total=self.policy.timeout)
+        try:
+            async with self.session.post(
+                url,
+                data=body,
+                headers=dict(headers),
+                timeout=timeout,
+                allow_redirects=False,
+                ssl=self.ssl_context if self.ssl_context is not None else True,
+            ) as response:
+                data, oversized = await read_limited(response, self.policy.max_body)
+                status = response.status
+                answer_headers = _headers(response.headers)
+        except TimeoutError:
+            return self._failed(label, message_id, attempt, "timeout",
+                                f"no answer within {self.policy.timeout:g}s", X.CALL_TIMEOUT)  # fmt: skip
+        except aiohttp.ClientSSLError as e:
+            return self._failed(label, message_id, attempt, "tls",
+                                f"TLS handshake failed: {_reason(e)}", X.CALL_CONNECTION)  # fmt: skip
+        except (aiohttp.ClientError, OSError) as e:
+            return self._failed(label, message_id, attempt, "connection",
+                                f"connection failed: {_reason(e)}", X.CALL_CONNECTION)  # fmt: skip
+        latency = (time.perf_counter() - started) * 1000
+        shown = _text(data)
+        summary = f"← {status}" + (" (empty)" if not data else "") + f" in {latency:.0f} ms"
+        if oversized:
+            summary += f" (body over {self.policy.max_body} bytes, cut)"
+        self.record(
+            "http.response",
+            {
+                "summary": summary,
+                "status": status,
+                "headers": _json_headers(answer_headers),
+                "body": shown,
+                "latency_ms": round(latency, 3),
+                "message_id": message_id,
+                "attempt": attempt,
+                "oversized": oversized,
+                "label": label,
+            },
+            None if shown is not None else data,
+        )
+        finding = None
+        if status >= 500:
+            finding = Finding(
+                X.CALL_HTTP_5XX.id, X.CALL_HTTP_5XX.severity, label,
+                f"the bot answered {label} with HTTP {status} (attempt {attempt})",
+            )  # fmt: skip
+        return Delivery(status, data, answer_headers, attempt, None, oversized), finding
+
+    def _failed(
+        self, label: str, message_id: str, attempt: int, kind: str, detail: str, rule: Rule
+    ) -> tuple[Delivery, Finding]:
+        self.record(
+            "http.error",
+            {
+                "summary": f"✗ {label}: {detail}",
+                "error": kind,
+                "detail": detail,
+                "message_id": message_id,
+                "attempt": attempt,
+                "label": label,
+            },
+            None,
+        )
+        finding = Finding(rule.id, rule.severity, label, f"{detail} (attempt {attempt})")
+        return Delivery(None, b"", {}, attempt, detail), finding
+
+
+async def read_limited(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
+    """The body, up to ``limit`` bytes; whether there was more."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await response.content.read(64 * 1024)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            response.close()
+            return b"".join(chunks)[:limit], True
+
+
+def _headers(headers: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def _json_headers(headers: Mapping[str, str]) -> JSONObject:
+    return {key: value for key, value in headers.items()}
+
+
+def _text(data: bytes) -> str | None:
+    """The body as text when it is UTF-8 (JSON, HTML, plain text), else None (kept as a blob)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0][:200]

@@ -1,0 +1,592 @@
+"""A call: the calling platform places one call to a bot over HTTP(S) and runs it to its end.
+
+``place_call`` posts a Conversation to the bot, then loops: judge the bot's answer, validate the
+Workflow (``rules``), run it against the scripted caller (``engine``) or answer an invalid one with
+the validation outcome, and post the ConversationResult to the Workflow's callback. Every exchange
+and decision is appended to the transcript store as it happens; a bot that crashes, hangs, resets
+the connection or returns garbage ends the call with a recorded reason and findings, never an
+exception. What the platform does in each case is in ``docs/calling-http.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import ssl
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+import aiohttp
+from faker import Faker
+
+from emulator.calling import exchange_rules as X
+from emulator.calling.caller import CallerScript, describe
+from emulator.calling.delivery import Deliverer, Delivery, RetryPolicy, read_limited
+from emulator.calling.engine import (
+    DEFAULT_MAX_WORKFLOWS,
+    CallProgress,
+    EngineConfig,
+    Media,
+    WorkflowRun,
+    reject_workflow,
+    result_for,
+    run_workflow,
+)
+from emulator.calling.events import (
+    CallEnded,
+    CallerHungUp,
+    CallerPressed,
+    CallerSilent,
+    CallerSpoke,
+    EndReason,
+    Event,
+    RecordingMade,
+    StateChanged,
+)
+from emulator.calling.media import (
+    CONTENT_TYPES,
+    MAX_PROMPT_BYTES,
+    MediaError,
+    encode_recording,
+    inspect_prompt_media,
+)
+from emulator.calling.model import (
+    ActionType,
+    CallState,
+    Conversation,
+    ModalityType,
+    OperationOutcome,
+    Participant,
+    PlayPrompt,
+    PlayPromptOutcome,
+    Recognize,
+    RecognizeOutcome,
+    Record,
+    RecordOutcome,
+    Workflow,
+)
+from emulator.calling.rules import RuleContext, first_operation_id, validate_workflow
+from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions, encode, loads, read_workflow
+from emulator.config import platform_url
+from emulator.errors import WireError
+from emulator.findings import Finding, Rule, Severity
+from emulator.jsonutil import JSON, JSONObject, find_key
+from emulator.transcripts.store import EventKind, TranscriptStore
+
+JSON_TYPE = "application/json"
+USER_AGENT = "botemu-calling/0.1"
+
+Listener = Callable[[str, JSONObject, float], None]
+"""Called with (event kind, payload, virtual time) for every event, as it is recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallSettings:
+    """Everything about one call that is not the bot's doing.
+
+    ``allow_http``: accept http callbacks (with a warning); by default, when the bot's own address
+    is http (local work). ``pace``: 0 runs in virtual time; 1.0 in real time for a person watching.
+    """
+
+    bot_url: str
+    caller: CallerScript = field(default_factory=CallerScript)
+    seed: int | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_workflows: int = DEFAULT_MAX_WORKFLOWS
+    pace: float = 0.0
+    allow_http: bool | None = None
+    wire: WireOptions = DEFAULT_OPTIONS
+    app_id: str | None = None
+    platform_url: str = field(default_factory=platform_url)
+    ssl_context: ssl.SSLContext | None = None
+    fail_actions: frozenset[ActionType] = frozenset()
+    scenario: str | None = None
+    media_timeout: float = 10.0
+
+    @property
+    def http_allowed(self) -> bool:
+        if self.allow_http is not None:
+            return self.allow_http
+        return urlsplit(self.bot_url).scheme.lower() == "http"
+
+
+@dataclass(frozen=True, slots=True)
+class CallReport:
+    """How a call went: its ids, why it ended, and every finding."""
+
+    call_id: str
+    chain_id: str
+    end_reason: EndReason
+    findings: tuple[Finding, ...]
+    workflows: int
+    vtime: float
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity is Severity.WARNING for f in self.findings)
+
+
+async def place_call(
+    settings: CallSettings,
+    store: TranscriptStore,
+    *,
+    http: aiohttp.ClientSession | None = None,
+    listener: Listener | None = None,
+    media_cache: dict[str, Media] | None = None,
+) -> CallReport:
+    """Place one call and run it to its end. Never raises for anything the bot does."""
+    if http is None:
+        async with aiohttp.ClientSession() as own:
+            return await place_call(
+                settings, store, http=own, listener=listener, media_cache=media_cache
+            )
+    call = _Call(settings, store, http, listener, {} if media_cache is None else media_cache)
+    return await call.run()
+
+
+@lru_cache(maxsize=1)
+def _faker() -> Faker:
+    return Faker("en_US")
+
+
+class _Call:
+    def __init__(
+        self,
+        settings: CallSettings,
+        store: TranscriptStore,
+        http: aiohttp.ClientSession,
+        listener: Listener | None,
+        media_cache: dict[str, Media],
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.http = http
+        self.listener = listener
+        self.media_cache = media_cache
+        self.rng = random.Random(settings.seed)
+        self.call_id = self.uuid()
+        self.chain_id = self.uuid()
+        self.vtime = 0.0
+        self.progress = CallProgress()
+        self.findings: list[Finding] = []
+        self.workflows = 0
+        self.deliverer = Deliverer(
+            http,
+            policy=settings.retry,
+            record=self.record,
+            wait=self.wait,
+            ssl_context=settings.ssl_context,
+        )
+
+    def uuid(self) -> str:
+        """A fresh id. Ids are never seeded: a bot keys its call state by them, so two calls
+        must never share one. The seed reproduces the caller's identity and audio."""
+        return str(uuid.uuid4())
+
+    # --- the transcript ---
+
+    def record(self, kind: str, payload: JSONObject, blob: bytes | None = None) -> None:
+        self.store.append(self.call_id, kind, payload, vtime=self.vtime, blob=blob)
+        if self.listener is not None:
+            self.listener(kind, payload, self.vtime)
+
+    def finding(self, finding: Finding) -> None:
+        self.findings.append(finding)
+        self.record(EventKind.FINDING, {"summary": str(finding), **finding.to_json()})
+
+    def found(self, rule: Rule, where: str, message: str) -> None:
+        self.finding(Finding(rule.id, rule.severity, where, message))
+
+    async def wait(self, seconds: float) -> None:
+        """Let virtual time pass (and real time too, at the chosen pace)."""
+        await self.advance(self.vtime + seconds)
+
+    async def advance(self, to: float) -> None:
+        if to > self.vtime:
+            if self.settings.pace > 0:
+                await asyncio.sleep((to - self.vtime) * self.settings.pace)
+            self.vtime = to
+
+    # --- the call ---
+
+    def conversation(self) -> Conversation:
+        faker = _faker()
+        faker.seed_instance(self.rng.getrandbits(32))
+        caller = Participant(
+            identity=f"8:{faker.user_name()}",
+            display_name=faker.name(),
+            language_id="en-US",
+            originator=True,
+        )
+        bot = Participant(identity=f"28:{self.settings.app_id or 'bot'}", originator=False)
+        return Conversation(
+            id=self.call_id,
+            participants=(caller, bot),
+            presented_modality_types=(ModalityType.AUDIO,),
+            is_multiparty=False,
+            call_state=CallState.INCOMING,
+        )
+
+    async def run(self) -> CallReport:
+        conversation = self.conversation()
+        caller = conversation.participants[0]
+        self.store.start(
+            bot=self.settings.bot_url,
+            call_id=self.call_id,
+            caller=caller.identity,
+            chain_id=self.chain_id,
+            scenario=self.settings.scenario,
+        )
+        self.record(
+            EventKind.CALL_START,
+            {
+                "summary": f"call {self.call_id} from {caller.display_name} ({caller.identity})",
+                "bot": self.settings.bot_url,
+                "caller": caller.identity,
+                "chain_id": self.chain_id,
+                "seed": self.settings.seed,
+                "script": [describe(s) for s in self.settings.caller.steps],
+            },
+        )
+        try:
+            reason = await self.loop(conversation)
+        except asyncio.CancelledError:
+            self.end(EndReason.CALLER_HUNG_UP, note="the run was cancelled")
+            raise
+        self.end(reason)
+        return CallReport(
+            self.call_id, self.chain_id, reason, tuple(self.findings), self.workflows, self.vtime
+        )
+
+    def end(self, reason: EndReason, note: str | None = None) -> None:
+        if self.progress.call_state is not CallState.TERMINATED:
+            old = self.progress.call_state
+            self.record(EventKind.STATE, {"summary": f"call {old.value} -> terminated",
+                                          "old": old.value, "new": "terminated"})  # fmt: skip
+        summary = f"call ended: {reason.value}" + (f" ({note})" if note else "")
+        self.record(EventKind.CALL_END, {"summary": summary, "reason": reason.value})
+        self.store.finish(self.call_id, reason=reason.value)
+
+    async def loop(self, conversation: Conversation) -> EndReason:
+        delivery = await self.post(self.settings.bot_url, encode(conversation), "Conversation")
+        while True:
+            closed = self.progress.ended
+            refused = self.judge(delivery, final=closed is not None)
+            if closed is not None:
+                return closed
+            if refused is not None:
+                return refused
+            document = self.document(delivery)
+            if isinstance(document, EndReason):
+                return document
+            step = await self.step(document)
+            if isinstance(step, EndReason):
+                return step
+            delivery = step
+
+    async def step(self, document: JSON) -> Delivery | EndReason:
+        """Validate and run one Workflow; post its result. The next delivery, or why the call ends."""
+        context = RuleContext(
+            first=not self.progress.answered, allow_http=self.settings.http_allowed
+        )
+        findings = validate_workflow(document, context)
+        for f in findings:
+            self.finding(f)
+        errors = any(f.severity is Severity.ERROR for f in findings)
+        config = EngineConfig(
+            max_workflows=self.settings.max_workflows, fail_actions=self.settings.fail_actions
+        )
+        if errors:
+            callback = _usable_callback(document, self.settings.http_allowed)
+            if callback is None:
+                self.found(X.CALL_INVALID_NO_CALLBACK, "$.links.callback",
+                           "the Workflow is invalid and has no usable callback for the validation outcome")  # fmt: skip
+                return EndReason.INVALID_WORKFLOW
+            self.record(
+                EventKind.PLATFORM,
+                {"summary": "platform rejected the Workflow: validation outcome"},
+            )
+            run = reject_workflow(findings, first_operation_id(document), self.progress, config)
+            app_state = _raw_app_state(document)
+        else:
+            try:
+                workflow = read_workflow(document)
+            except WireError as e:  # rules and reader disagree: a botemu bug, still never a crash
+                self.found(X.CALL_NOT_JSON, e.path, f"the Workflow could not be read: {e.message}")
+                return EndReason.BAD_RESPONSE
+            media = await self.fetch_media(workflow)
+            config = EngineConfig(
+                max_workflows=self.settings.max_workflows,
+                fail_actions=self.settings.fail_actions,
+                media=media,
+            )
+            run = run_workflow(workflow, self.settings.caller, self.progress, config)
+            await self.replay(workflow, run)
+            callback, app_state = workflow.callback, workflow.app_state
+        self.progress = run.progress
+        if run.outcome is not None:
+            self.workflows += 1
+            self.store.count_workflow(self.call_id)
+        if self.progress.ended is EndReason.WORKFLOW_LIMIT:
+            self.found(X.CALL_WORKFLOW_LIMIT, "call",
+                       f"the call reached {self.settings.max_workflows} workflows; the platform hung up")  # fmt: skip
+        if run.outcome is None or not run.post or callback is None:
+            return self.progress.ended or EndReason.NO_CALLBACK
+        result = result_for(
+            self.call_id,
+            run,
+            app_state=app_state,
+            call_link=f"{self.settings.platform_url}/calls/{self.call_id}",
+            app_id=self.settings.app_id,
+        )
+        assert result is not None
+        outcome = result.operation_outcome
+        label = describe_outcome(outcome)
+        json_body = encode(result, self.settings.wire)
+        if isinstance(outcome, RecordOutcome) and outcome.succeeded and run.recording is not None:
+            return await self.post_recording(callback, json_body, outcome, run.recording, label)
+        return await self.post(callback, json_body, label)
+
+    # --- HTTP ---
+
+    def headers(self, content_type: str, message_id: str) -> dict[str, str]:
+        return {
+            "Content-Type": content_type,
+            "Accept": JSON_TYPE,
+            "User-Agent": USER_AGENT,
+            "X-Platform-Chain-ID": self.chain_id,
+            "X-Platform-Message-ID": message_id,
+        }
+
+    async def post(self, url: str, body: bytes, label: str) -> Delivery:
+        message_id = self.uuid()
+        return await self.deliverer.post(
+            url, body, self.headers(JSON_TYPE, message_id), label=label, message_id=message_id
+        )
+
+    async def post_recording(
+        self,
+        url: str,
+        json_body: bytes,
+        outcome: RecordOutcome,
+        recording: RecordingMade,
+        label: str,
+    ) -> Delivery:
+        fmt = recording.format
+        audio = await asyncio.to_thread(
+            encode_recording, fmt, outcome.length_of_recording_in_secs, recording.speech,
+            seed=self.rng.getrandbits(32),
+        )  # fmt: skip
+        self.record(
+            EventKind.PLATFORM,
+            {
+                "summary": f"recording of {outcome.length_of_recording_in_secs:g}s ({fmt.value}, "
+                f"{len(audio)} bytes)",
+                "operation_id": outcome.id,
+                "format": fmt.value,
+                "content_type": CONTENT_TYPES[fmt],
+                "seconds": outcome.length_of_recording_in_secs,
+                "recording": True,
+            },
+            audio,
+        )
+        message_id = self.uuid()
+        boundary = f"botemu-{message_id}"
+        body = multipart_body(boundary, json_body, audio, CONTENT_TYPES[fmt])
+        parts: JSONObject = {
+            "conversationResult": json_body.decode("utf-8"),
+            "recordedAudio": {"content_type": CONTENT_TYPES[fmt], "bytes": len(audio)},
+        }
+        headers = self.headers(f"multipart/form-data; boundary={boundary}", message_id)
+        return await self.deliverer.post(
+            url, body, headers, label=label, message_id=message_id, parts=parts
+        )
+
+    def judge(self, delivery: Delivery, *, final: bool) -> EndReason | None:
+        """Record what the delivery found; the reason to end the call, if it must end."""
+        for f in delivery.findings:
+            self.finding(f)
+        if not delivery.delivered:
+            return EndReason.DELIVERY_FAILED
+        status = delivery.status
+        assert status is not None
+        if not 200 <= status < 300:
+            self.found(
+                X.CALL_HTTP_STATUS,
+                "response",
+                f"the bot answered HTTP {status}; the platform hangs up",
+            )
+            return EndReason.BOT_REFUSED
+        if delivery.oversized:
+            self.found(X.CALL_BODY_TOO_LARGE, "response",
+                       f"the response is over {self.settings.retry.max_body} bytes")  # fmt: skip
+            return EndReason.BAD_RESPONSE
+        if final and delivery.body.strip():
+            self.found(X.CALL_AFTER_END, "response",
+                       "the call is over: the bot's answer to the final result is ignored")  # fmt: skip
+        return None
+
+    def document(self, delivery: Delivery) -> JSON | EndReason:
+        if not delivery.body.strip():
+            self.found(
+                X.CALL_EMPTY_BODY, "response", "the bot sent no Workflow; the platform hangs up"
+            )
+            return EndReason.NO_WORKFLOW
+        content_type = delivery.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() != JSON_TYPE:
+            self.found(X.CALL_CONTENT_TYPE, "response",
+                       f"Content-Type is {content_type or 'missing'}, not application/json")  # fmt: skip
+        try:
+            return loads(delivery.body)
+        except WireError as e:
+            where = f"response:{e.line}:{e.column}" if e.line is not None else "response"
+            self.found(X.CALL_NOT_JSON, where, e.message)
+            return EndReason.BAD_RESPONSE
+
+    # --- running a workflow ---
+
+    async def replay(self, workflow: Workflow, run: WorkflowRun) -> None:
+        """Append the engine's events in time order, at the chosen pace."""
+        kinds = ", ".join(a.kind.value for a in workflow.actions)
+        callback = "" if workflow.callback else " (no callback)"
+        self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
+        for event in run.events:
+            if isinstance(event, CallEnded):
+                continue  # the session records the end, with its final reason
+            await self.advance(event.at)
+            payload = event.to_json()
+            payload["summary"] = event.describe()
+            self.record(_kind_of(event), payload)
+        await self.advance(run.progress.now)
+
+    async def fetch_media(self, workflow: Workflow) -> dict[str, Media]:
+        """Fetch each prompt file once (per cache), check it, and learn its duration."""
+        for uri in _file_uris(workflow):
+            if uri not in self.media_cache:
+                self.media_cache[uri] = await self.fetch_one(uri)
+        return dict(self.media_cache)
+
+    async def fetch_one(self, uri: str) -> Media:
+        timeout = aiohttp.ClientTimeout(total=self.settings.media_timeout)
+        try:
+            async with self.http.get(
+                uri, timeout=timeout, ssl=self.settings.ssl_context or True
+            ) as r:
+                data, more = await read_limited(r, MAX_PROMPT_BYTES)
+                status = r.status
+        except TimeoutError:
+            return self.media_failed(
+                uri, X.CALL_MEDIA_FETCH, f"no answer within {self.settings.media_timeout:g}s"
+            )
+        except (aiohttp.ClientError, OSError, ValueError) as e:
+            return self.media_failed(
+                uri, X.CALL_MEDIA_FETCH, f"fetch failed: {str(e) or type(e).__name__}"
+            )
+        if status != 200:
+            return self.media_failed(uri, X.CALL_MEDIA_FETCH, f"fetch answered HTTP {status}")
+        if more:
+            return self.media_failed(uri, X.CALL_MEDIA_SIZE, "the file is over 512 KB")
+        try:
+            info = inspect_prompt_media(data)
+        except MediaError as e:
+            rule = X.CALL_MEDIA_SIZE if "limit" in str(e) else X.CALL_MEDIA_FORMAT
+            return self.media_failed(uri, rule, str(e))
+        self.record(EventKind.PLATFORM, {"summary": f"fetched {uri}: {info.format}, {info.seconds:.2f}s",
+                                         "uri": uri, "format": info.format, "seconds": info.seconds,
+                                         "bytes": info.size})  # fmt: skip
+        return Media(seconds=info.seconds)
+
+    def media_failed(self, uri: str, rule: Rule, why: str) -> Media:
+        self.found(rule, uri, why)
+        return Media(failure=why)
+
+
+def multipart_body(boundary: str, json_body: bytes, audio: bytes, audio_type: str) -> bytes:
+    """A record result as both real SDK parsers accept it (field notes): two form-data parts,
+    JSON first, no filename on either."""
+    crlf = b"\r\n"
+    head = f"--{boundary}".encode()
+    return b"".join(
+        [
+            head, crlf,
+            b"Content-Type: application/json; charset=utf-8", crlf,
+            b'Content-Disposition: form-data; name="conversationResult"', crlf,
+            crlf, json_body, crlf,
+            head, crlf,
+            f"Content-Type: {audio_type}".encode(), crlf,
+            b'Content-Disposition: form-data; name="recordedAudio"', crlf,
+            crlf, audio, crlf,
+            head, b"--", crlf,
+        ]
+    )  # fmt: skip
+
+
+def _kind_of(event: Event) -> str:
+    if isinstance(event, CallerPressed | CallerSpoke | CallerSilent | CallerHungUp):
+        return EventKind.CALLER
+    if isinstance(event, StateChanged):
+        return EventKind.STATE
+    return EventKind.PLATFORM
+
+
+def describe_outcome(outcome: OperationOutcome) -> str:
+    """One line for a posted outcome: ``recognizeOutcome success dtmfOptionMatched choice=sales``."""
+    words = [outcome.type.value, outcome.outcome.value]
+    if isinstance(outcome, PlayPromptOutcome | RecordOutcome):
+        words.append(outcome.completion_reason.value)
+    if isinstance(outcome, RecordOutcome):
+        words.append(f"length={outcome.length_of_recording_in_secs:g}s")
+    if isinstance(outcome, RecognizeOutcome):
+        if outcome.choice_outcome is not None:
+            words.append(outcome.choice_outcome.completion_reason.value)
+            if outcome.choice_outcome.choice_name:
+                words.append(f"choice={outcome.choice_outcome.choice_name}")
+        if outcome.collect_digits_outcome is not None:
+            words.append(outcome.collect_digits_outcome.completion_reason.value)
+            if outcome.collect_digits_outcome.digits:
+                words.append(f"digits={outcome.collect_digits_outcome.digits}")
+    if outcome.failure_reason:
+        words.append(f"({outcome.failure_reason[:120]})")
+    return " ".join(words)
+
+
+def _file_uris(workflow: Workflow) -> list[str]:
+    uris: list[str] = []
+    for action in workflow.actions:
+        prompt = action if isinstance(action, PlayPrompt) else None
+        if isinstance(action, Record | Recognize):
+            prompt = action.play_prompt
+        for p in prompt.prompts if prompt is not None else ():
+            if p.file_uri and not (p.value or "").strip() and p.file_uri not in uris:
+                uris.append(p.file_uri)
+    return uris
+
+
+def _usable_callback(document: JSON, allow_http: bool) -> str | None:
+    """The callback of an invalid Workflow, if the validation outcome can be posted to it."""
+    if not isinstance(document, dict):
+        return None
+    links = document.get(find_key(document, "links") or "links")
+    if not isinstance(links, dict):
+        return None
+    callback = links.get(find_key(links, "callback") or "callback")
+    if not isinstance(callback, str):
+        return None
+    parts = urlsplit(callback)
+    schemes = ("https", "http") if allow_http else ("https",)
+    return callback if parts.scheme.lower() in schemes and parts.hostname else None
+
+
+def _raw_app_state(document: JSON) -> str | None:
+    if isinstance(document, dict):
+        value = document.get(find_key(document, "appState") or "appState")
+        if isinstance(value, str):
+            return value
+    return None

@@ -1,0 +1,239 @@
+"""The ``botemu certs`` and ``botemu probe tls`` subcommands (wired in by ``emulator.cli``).
+
+``register(subparsers)`` adds both; ``add_certs_parser`` and ``add_tls_probe_parser`` add one each
+(the latter to an existing ``probe`` subparsers action, next to other probes). Exit codes: 0 when
+everything ran and passed, 1 when the probe found an error, 2 for a usage or configuration error
+(one line on standard error, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs, load_certs
+from emulator.conformance.tls import ProbeError, check_url, probe_tls
+from emulator.findings import Finding, Severity
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_DIR = "certs"
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``certs`` and ``probe`` (with ``probe tls``) to a ``botemu`` subparsers action."""
+    add_certs_parser(subparsers)
+    probe = subparsers.add_parser(
+        "probe",
+        help="check that a running bot refuses what the platform would never send",
+        description="Conformance probes against a running bot. Exit 0: passed; 1: a probe "
+        "found an error; 2: usage error or the bot cannot be reached.",
+    )
+    probes = probe.add_subparsers(dest="probe", metavar="PROBE", required=True)
+    add_tls_probe_parser(probes)
+
+
+def add_certs_parser(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    certs: argparse.ArgumentParser = subparsers.add_parser(
+        "certs",
+        help="write a CA, the bot's server certificate and the platform's client certificate",
+        description="Write a CA, a server certificate for the bot (localhost, 127.0.0.1, ::1) "
+        "and the calling platform's client certificate into a directory. Existing files are "
+        "kept (above all the CA, which bots trust) unless --force. Key files are mode 0600.",
+    )
+    certs.add_argument(
+        "--dir", default=DEFAULT_DIR, metavar="DIR", help=f"where to write (default {DEFAULT_DIR}/)"
+    )
+    certs.add_argument(
+        "--client-cn",
+        metavar="CN",
+        help=f"common name of the platform's client certificate (default {PLATFORM_CN})",
+    )
+    certs.add_argument("--force", action="store_true", help="replace every file, the CA included")
+    certs.set_defaults(handler=certs_handler)
+    return certs
+
+
+def add_tls_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    tls: argparse.ArgumentParser = probes.add_parser(
+        "tls",
+        help="connect with client certificates a bot must refuse",
+        description="Post a Conversation to the bot over TLS, once with the platform's client "
+        "certificate (which it must accept) and once each with no certificate, an expired one, "
+        "one not valid yet, one from an unknown CA and one with the wrong common name (which it "
+        "must refuse). Exit 0: every case passed; 1: at least one error; 2: usage error, "
+        "unreadable certificates, or the bot cannot be reached or verified.",
+    )
+    tls.add_argument("--bot", required=True, metavar="URL", help="the bot's https calling address")
+    tls.add_argument(
+        "--certs",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"the directory written by 'botemu certs' (default {DEFAULT_DIR}/)",
+    )
+    tls.add_argument(
+        "--ca",
+        metavar="FILE",
+        help="CA file that verifies the bot's server certificate (default: ca.pem in --certs)",
+    )
+    tls.add_argument("--json", action="store_true", help="print the findings as JSON")
+    tls.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds allowed for each case (default 10)",
+    )
+    tls.set_defaults(handler=probe_tls_handler)
+    return tls
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600: {text!r}")
+    return value
+
+
+# --- certs --------------------------------------------------------------------------------------
+
+
+def _describe(paths: CertPaths, cn: str) -> list[tuple[Path, str]]:
+    return [
+        (paths.ca, "CA certificate: bots trust it for the platform's client certificate"),
+        (paths.ca_key, "CA private key (0600): botemu issues further certificates with it"),
+        (paths.bot_cert, "bot server certificate (localhost, 127.0.0.1, ::1), then the CA"),
+        (paths.bot_key, "bot server private key (0600)"),
+        (paths.client_cert, f"platform client certificate (CN {cn}), then the CA"),
+        (paths.client_key, "platform client private key (0600)"),
+    ]
+
+
+def certs_handler(args: argparse.Namespace, out: TextIO) -> int:
+    directory = Path(args.dir)
+    paths = CertPaths.of(directory)
+    before = {p: _stamp(p) for p, _ in _describe(paths, "")}
+    try:
+        if args.client_cn is not None and not args.force and paths.client_cert.is_file():
+            existing = common_name(paths.client_cert)
+            if existing != args.client_cn:
+                _fail(
+                    "certs",
+                    f"{paths.client_cert} was issued for CN {existing!r}, not {args.client_cn!r}; "
+                    f"delete {paths.client_cert.name} and {paths.client_key.name} to reissue it "
+                    "from the same CA, or use --force for a new CA",
+                )
+                return EXIT_USAGE
+        ensure_certs(directory, client_cn=args.client_cn or PLATFORM_CN, force=args.force)
+        cn = common_name(paths.client_cert) or "none"
+    except CertError as e:
+        _fail("certs", str(e))
+        return EXIT_USAGE
+    width = max(len(str(p)) for p, _ in _describe(paths, cn))
+    for path, what in _describe(paths, cn):
+        state = "kept" if before[path] is not None and before[path] == _stamp(path) else "written"
+        out.write(f"{path!s:{width}}  {state:7}  {what}\n")
+    out.write(
+        f"A bot serves {paths.bot_cert.name} with {paths.bot_key.name} and requires client "
+        f"certificates that chain to {paths.ca.name}; see certs/README.md.\n"
+    )
+    return EXIT_OK
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+# --- probe tls ----------------------------------------------------------------------------------
+
+
+def probe_tls_handler(args: argparse.Namespace, out: TextIO) -> int:
+    ca_file = None if args.ca is None else Path(args.ca)
+    colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
+    started = False
+
+    def show(f: Finding) -> None:  # human output: one line per case as soon as it is judged
+        nonlocal started
+        if not started:
+            out.write(f"TLS probe of {args.bot}\n")
+            started = True
+        out.write(f"  {f.where:14} {_mark(f, colour)}  {f.message} [{f.rule}]\n")
+        out.flush()
+
+    try:
+        check_url(args.bot)
+        paths = load_certs(Path(args.certs))
+        if ca_file is not None and not ca_file.is_file():
+            raise CertError(ca_file, "no such file")
+        findings = asyncio.run(
+            probe_tls(
+                args.bot,
+                paths,
+                timeout=args.timeout,
+                ca_file=ca_file,
+                on_finding=None if args.json else show,
+            )
+        )
+    except (ProbeError, CertError) as e:
+        _fail("probe tls", str(e))
+        return EXIT_USAGE
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    if args.json:
+        json.dump(
+            {
+                "bot": args.bot,
+                "ca": str(ca_file or paths.ca),
+                "passed": errors == 0,
+                "errors": errors,
+                "warnings": sum(f.severity is Severity.WARNING for f in findings),
+                "findings": [f.to_json() for f in findings],
+            },
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    else:
+        out.write(_summary(args.bot, findings) + "\n")
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+_MARKS = {
+    Severity.INFO: ("pass", "32"),
+    Severity.WARNING: ("warn", "33"),
+    Severity.ERROR: ("FAIL", "31"),
+}
+
+
+def _mark(finding: Finding, colour: bool) -> str:
+    text, code = _MARKS[finding.severity]
+    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+def _summary(url: str, findings: list[Finding]) -> str:
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warnings = sum(f.severity is Severity.WARNING for f in findings)
+    passed = len(findings) - errors - warnings
+    verdict = "FAILED" if errors else "passed"
+    return (
+        f"{url}: {verdict}: {passed} of {len(findings)} cases passed, "
+        f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _fail(command: str, message: str) -> None:
+    print(f"botemu {command}: {message}", file=sys.stderr)

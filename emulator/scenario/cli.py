@@ -1,0 +1,145 @@
+"""``botemu scenario``: check scenario files and print their JSON Schema.
+
+``register(subparsers)`` adds the command to a parser built elsewhere (``emulator/cli.py``).
+Handlers take ``(args, out)`` and return the exit code: 0 every file is valid, 1 at least one is
+not, 2 a file cannot be read (missing, a directory, not UTF-8, too large) or a directory holds no
+scenario files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from emulator.scenario.loader import (
+    ScenarioError,
+    ScenarioFileError,
+    load_scenario,
+    load_scenario_text,
+    schema,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+SUFFIXES = (".yaml", ".yml")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``scenario check FILE...`` and ``scenario schema`` to ``subparsers`` (the object
+    ``ArgumentParser.add_subparsers()`` returns)."""
+    scenario = subparsers.add_parser(
+        "scenario",
+        help="check scenario files, print the scenario JSON Schema",
+        description="Work with scenario files (docs/scenarios.md).",
+    )
+    scenario.set_defaults(handler=_help(scenario))
+    sub = scenario.add_subparsers(dest="scenario_command", metavar="COMMAND")
+
+    check = sub.add_parser(
+        "check",
+        help="validate scenario files",
+        description="Validate scenario files: each error as file:line:col: message. "
+        "Exit 0: all valid; 1: at least one invalid; 2: a file cannot be read.",
+    )
+    check.add_argument(
+        "files",
+        metavar="FILE",
+        nargs="+",
+        help="a scenario file, a directory (every *.yaml and *.yml under it), or - for stdin",
+    )
+    check.add_argument("--json", action="store_true", help="print the results as JSON")
+    check.set_defaults(handler=check_handler)
+
+    show = sub.add_parser(
+        "schema",
+        help="print the scenario JSON Schema",
+        description="Print the JSON Schema of scenario files (draft-07), for editors and tools.",
+    )
+    show.set_defaults(handler=schema_handler)
+
+
+def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, TextIO], int]:
+    """The handler of ``botemu scenario`` alone: its help on stderr, exit 2."""
+
+    def handler(args: argparse.Namespace, out: TextIO) -> int:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+
+    return handler
+
+
+def check_handler(args: argparse.Namespace, out: TextIO) -> int:
+    results: list[tuple[str, list[ScenarioError]]] = []
+    code = EXIT_OK
+    for name in args.files:
+        files = _expand(name)
+        if not files:
+            empty = ScenarioFileError(name, None, None, "no scenario files (*.yaml, *.yml) here")
+            results.append((name, [empty]))
+        for file in files:
+            results.append((file, _check(file)))
+    for _, errors in results:
+        if any(isinstance(e, ScenarioFileError) for e in errors):
+            code = EXIT_USAGE
+        elif errors and code == EXIT_OK:
+            code = EXIT_FAILED
+    if args.json:
+        items = [
+            {
+                "file": file,
+                "valid": not errors,
+                "readable": not any(isinstance(e, ScenarioFileError) for e in errors),
+                "errors": [
+                    {"line": e.line, "column": e.column, "message": e.message} for e in errors
+                ],
+            }
+            for file, errors in results
+        ]
+        json.dump(items, out, indent=2)
+        out.write("\n")
+        return code
+    for file, errors in results:
+        if not errors:
+            out.write(f"{file}: ok\n")
+        for error in errors:
+            if isinstance(error, ScenarioFileError):
+                sys.stderr.write(f"botemu scenario check: {error}\n")
+            else:
+                out.write(f"{error}\n")
+    return code
+
+
+def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
+    json.dump(schema(), out, indent=2)
+    out.write("\n")
+    return EXIT_OK
+
+
+def _expand(name: str) -> list[str]:
+    """A file as given; a directory as the scenario files under it, sorted."""
+    path = Path(name)
+    if name != "-" and path.is_dir():
+        return sorted(str(p) for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    return [name]
+
+
+def _check(name: str) -> list[ScenarioError]:
+    try:
+        if name == "-":
+            load_scenario_text(_stdin(), "<stdin>")
+        else:
+            load_scenario(Path(name))
+    except ScenarioError as e:
+        return list(e.errors)
+    return []
+
+
+def _stdin() -> str:
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScenarioFileError("<stdin>", None, None, f"not UTF-8 text (byte {e.start})") from e

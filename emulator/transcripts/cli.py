@@ -1,0 +1,277 @@
+"""``botemu transcript list|show|export``: read the transcript store.
+
+A thin shell over ``TranscriptStore``. Every subcommand takes ``--db PATH`` (default
+``$BOTEMU_DB``, else ``.botemu/transcripts.db``) and never creates a database that is not there.
+Exit codes: 0 done; 2 the database is missing or unreadable, or the id matches no call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from emulator.jsonutil import JSON
+from emulator.transcripts.store import (
+    DEFAULT_DB,
+    CallSummary,
+    StoredEvent,
+    TranscriptError,
+    TranscriptStore,
+)
+
+EXIT_OK, EXIT_USAGE = 0, 2
+ENV_DB = "BOTEMU_DB"
+_PROG = "botemu transcript"
+_FALLBACK_WIDTH = 160  # a summary-less event is shown as kind + compact JSON, cut to this
+
+Handler = Callable[[argparse.Namespace, TextIO], int]
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``transcript`` and its subcommands to the ``botemu`` parser."""
+    transcript = subparsers.add_parser(
+        "transcript",
+        help="list, show and export recorded calls",
+        description="Read the transcript store: every event of every call botemu ran.",
+    )
+    transcript.set_defaults(handler=_needs_action(transcript))
+    actions = transcript.add_subparsers(dest="transcript_action", metavar="ACTION")
+
+    listing = actions.add_parser(
+        "list",
+        help="the recorded calls, newest first",
+        description="List the recorded calls, newest first.",
+    )
+    _db_option(listing)
+    listing.add_argument(
+        "--limit", type=_count_arg, default=50, metavar="N", help="show at most N calls (50)"
+    )
+    listing.add_argument("--json", action="store_true", help="print the calls as JSON")
+    listing.set_defaults(handler=_list)
+
+    show = actions.add_parser(
+        "show",
+        help="one call as a ladder of events",
+        description="Show one call: its header, then one line per event in virtual time.",
+    )
+    _db_option(show)
+    show.add_argument("id", metavar="ID", help="a call id, or a unique prefix of one")
+    show.set_defaults(handler=_show)
+
+    export = actions.add_parser(
+        "export",
+        help="one call with every event, for machines",
+        description="Export one call and all its events (blobs as base64).",
+    )
+    _db_option(export)
+    export.add_argument("id", metavar="ID", help="a call id, or a unique prefix of one")
+    export.add_argument("--format", choices=["json"], default="json", help="json (the default)")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not standard output")
+    export.set_defaults(handler=_export)
+
+
+def _db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"the transcript database (default: ${ENV_DB}, else {DEFAULT_DB})",
+    )
+
+
+def _count_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def _needs_action(parser: argparse.ArgumentParser) -> Handler:
+    def handler(args: argparse.Namespace, out: TextIO) -> int:
+        parser.print_usage(sys.stderr)
+        print(f"{_PROG}: error: choose an action: list, show or export", file=sys.stderr)
+        return EXIT_USAGE
+
+    return handler
+
+
+# --- opening -----------------------------------------------------------------------------------
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    """``--db``, else ``$BOTEMU_DB``, else the default."""
+    return Path(args.db or os.environ.get(ENV_DB) or DEFAULT_DB)
+
+
+def _open(args: argparse.Namespace) -> TranscriptStore:
+    path = db_path(args)
+    if not path.exists():
+        raise TranscriptError("no such transcript database", path=str(path))
+    if path.is_dir():
+        raise TranscriptError("is a directory, not a transcript database", path=str(path))
+    return TranscriptStore(path)
+
+
+def _fail(error: TranscriptError) -> int:
+    print(f"{_PROG}: {error}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _find(store: TranscriptStore, call_id: str) -> CallSummary:
+    summary = store.call(call_id)
+    if summary is None:
+        raise TranscriptError(f"no call matches {call_id!r}", path=str(store.path))
+    return summary
+
+
+# --- list --------------------------------------------------------------------------------------
+
+
+def _list(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        with _open(args) as store:
+            total = store.count()
+            calls = store.calls(limit=args.limit)
+    except TranscriptError as e:
+        return _fail(e)
+    if args.json:
+        document: dict[str, JSON] = {
+            "db": str(db_path(args)),
+            "total": total,
+            "calls": [c.to_json() for c in calls],
+        }
+        text = json.dumps(document, indent=2, ensure_ascii=False)
+        out.write((text if _safe(text) == text else json.dumps(document, indent=2)) + "\n")
+        return EXIT_OK
+    if not calls:
+        out.write(f"no transcripts in {db_path(args)}\n")
+        return EXIT_OK
+    header = ("ID", "STARTED", "BOT", "CALLER", "END", "WF", "ERR/WARN", "VTIME")
+    rows = [header] + [
+        (
+            c.id[:12],
+            _local(c.started),
+            _safe(c.bot),
+            _safe(c.caller or "-"),
+            _safe(c.end_reason or "running"),
+            str(c.workflows),
+            f"{c.errors}/{c.warnings}",
+            _seconds(c.vtime),
+        )
+        for c in calls
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
+        out.write("  ".join(cells).rstrip() + "\n")
+    if total > len(calls):
+        out.write(f"{len(calls)} of {total} calls shown (newest first); --limit N for more\n")
+    return EXIT_OK
+
+
+# --- show --------------------------------------------------------------------------------------
+
+
+def _show(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        with _open(args) as store:
+            summary = _find(store, args.id)
+            events = store.events(summary.id)
+    except TranscriptError as e:
+        return _fail(e)
+    extras = [
+        f"{name} {value}"
+        for name, value in (
+            ("caller", summary.caller),
+            ("scenario", summary.scenario),
+            ("chain", summary.chain_id),
+        )
+        if value
+    ]
+    head = f"{summary.kind} {summary.id}  bot {summary.bot}" + "".join(f"  {x}" for x in extras)
+    out.write(_safe(head))
+    out.write(f"\nstarted {_local(summary.started)}\n\n")
+    for event in events:
+        out.write(f"{_seconds(event.vtime):>9}  {_describe(event)}\n")
+    out.write("\n" + _safe(_footer(summary)) + "\n")
+    return EXIT_OK
+
+
+def _describe(event: StoredEvent) -> str:
+    summary = event.payload.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        line = " ".join(summary.split())
+    else:
+        compact = json.dumps(event.payload, separators=(",", ":"), ensure_ascii=False)
+        if len(compact) > _FALLBACK_WIDTH:
+            compact = compact[: _FALLBACK_WIDTH - 1] + "…"
+        line = f"{event.kind} {compact}"
+    return _safe(line) + (" [blob]" if event.has_blob else "")
+
+
+def _footer(c: CallSummary) -> str:
+    if c.end_reason is None:
+        head = "still running (or the run was cut short)"
+    else:
+        ended = f" at {_local(c.ended)}" if c.ended is not None else ""
+        head = f"ended{ended}: {c.end_reason}"
+    parts = [
+        head,
+        _plural(c.workflows, "workflow"),
+        f"{_plural(c.errors, 'error')}, {_plural(c.warnings, 'warning')}",
+        f"virtual time {_seconds(c.vtime)}",
+    ]
+    if c.passed is not None:
+        parts.append("passed" if c.passed else "failed")
+    return " · ".join(parts)
+
+
+# --- export ------------------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        with _open(args) as store:
+            document = store.export(_find(store, args.id).id)
+    except TranscriptError as e:
+        return _fail(e)
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if _safe(text) != text:  # a lone surrogate (read from a \ud800 escape) cannot be UTF-8
+        text = json.dumps(document, indent=2) + "\n"
+    if args.output is None:
+        out.write(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as e:
+        print(f"{_PROG}: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+# --- formatting --------------------------------------------------------------------------------
+
+
+def _safe(text: str) -> str:
+    """Text any UTF-8 stream can take: a lone surrogate is written as its escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _local(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

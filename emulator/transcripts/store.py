@@ -1,0 +1,582 @@
+"""The transcript store: every event of every call, committed to SQLite as it happens.
+
+One file (default ``.botemu/transcripts.db``) in WAL mode with ``synchronous=NORMAL``: each
+``append`` is its own transaction, so a crash or a ``kill -9`` loses nothing that was committed,
+and the file opens cleanly afterwards (a power cut may lose the last few commits; nothing more).
+
+Two tables. ``calls`` holds one row per call or conversation, with the counters a list view needs
+(workflows, errors, warnings, end reason) so that listing 10,000 calls never reads an event.
+``events`` holds ``(call_id, seq)`` → virtual time, wall time, kind, payload (JSON text) and an
+optional blob (binary audio). ``seq`` is 1, 2, 3... per call, allocated inside the same write
+transaction as the insert, so it stays unique across threads and across processes.
+
+Errors: ``TranscriptError`` (a ``BotemuError``) with a one-line message and the ``path`` of the
+file. ``call()`` accepts a unique prefix of an id (like git); every other method takes the full id.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+
+from emulator.errors import BotemuError
+from emulator.jsonutil import JSON, dumps
+
+DEFAULT_DB = Path(".botemu") / "transcripts.db"
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x626F7465  # "bote": marks the file as a botemu transcript database
+
+_SCHEMA = """
+CREATE TABLE calls (
+    id          TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    bot         TEXT NOT NULL,
+    caller      TEXT,
+    chain_id    TEXT,
+    scenario    TEXT,
+    started     REAL NOT NULL,
+    ended       REAL,
+    vtime       REAL,
+    end_reason  TEXT,
+    workflows   INTEGER NOT NULL DEFAULT 0,
+    errors      INTEGER NOT NULL DEFAULT 0,
+    warnings    INTEGER NOT NULL DEFAULT 0,
+    passed      INTEGER,
+    last_seq    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX calls_by_started ON calls (started);
+CREATE INDEX calls_by_reason ON calls (end_reason, started);
+CREATE INDEX calls_by_kind ON calls (kind, started);
+CREATE INDEX calls_with_findings ON calls (started) WHERE errors + warnings > 0;
+CREATE TABLE events (
+    call_id     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    vtime       REAL,
+    wall        REAL NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    has_blob    INTEGER NOT NULL DEFAULT 0,
+    blob        BLOB,
+    PRIMARY KEY (call_id, seq)
+);
+"""
+_TRIGGER = """
+CREATE TRIGGER findings_count AFTER INSERT ON events WHEN NEW.kind = 'finding' BEGIN
+    UPDATE calls SET
+        errors = errors + (json_extract(NEW.payload, '$.severity') = 'error'),
+        warnings = warnings + (json_extract(NEW.payload, '$.severity') = 'warning')
+    WHERE id = NEW.call_id;
+END"""
+"""Keeps a running call's finding counts current, inside the statement that appends one."""
+_APPEND_TRIES = 20
+_CALL_COLUMNS = (
+    "id, kind, bot, caller, chain_id, scenario, started, ended, "
+    "coalesce(vtime, (SELECT max(e.vtime) FROM events e WHERE e.call_id = calls.id)), "
+    "end_reason, workflows, errors, warnings, passed"
+)
+"""A finished call keeps its virtual duration; a running one's is read from its events."""
+
+
+class EventKind(enum.StrEnum):
+    """The kinds of event the calling session writes (the store accepts any string)."""
+
+    CALL_START = "call.start"
+    HTTP_REQUEST = "http.request"
+    HTTP_RESPONSE = "http.response"
+    HTTP_ERROR = "http.error"
+    RETRY = "retry"
+    CALLER = "caller"
+    PLATFORM = "platform"
+    STATE = "state"
+    FINDING = "finding"
+    CALL_END = "call.end"
+    NOTE = "note"
+
+
+class TranscriptError(BotemuError):
+    """The store cannot do what was asked: the file is not a botemu database or cannot be
+    opened, a call id is unknown or ambiguous, a payload is not JSON. ``path`` is the file."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.message = message
+        self.path = path
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of a call. ``payload`` is a JSON object; by convention ``payload["summary"]``
+    is one human line. ``vtime`` is seconds of virtual time, ``wall`` is ``time.time()``."""
+
+    call_id: str
+    seq: int
+    vtime: float | None
+    wall: float
+    kind: str
+    payload: dict[str, JSON]
+    has_blob: bool
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "seq": self.seq,
+            "vtime": self.vtime,
+            "wall": self.wall,
+            "kind": self.kind,
+            "payload": self.payload,
+            "has_blob": self.has_blob,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CallSummary:
+    """One call (``kind="call"``) or conversation, as a list shows it. ``started``/``ended`` are
+    wall clock; ``vtime`` is the virtual duration (the latest event vtime); ``ended`` and
+    ``end_reason`` are None while it runs. ``errors``/``warnings`` count its finding events."""
+
+    id: str
+    kind: str
+    bot: str
+    caller: str | None
+    chain_id: str | None
+    scenario: str | None
+    started: float
+    ended: float | None
+    vtime: float | None
+    end_reason: str | None
+    workflows: int
+    errors: int
+    warnings: int
+    passed: bool | None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "bot": self.bot,
+            "caller": self.caller,
+            "chain_id": self.chain_id,
+            "scenario": self.scenario,
+            "started": self.started,
+            "ended": self.ended,
+            "vtime": self.vtime,
+            "end_reason": self.end_reason,
+            "workflows": self.workflows,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "passed": self.passed,
+        }
+
+
+class TranscriptStore:
+    """A transcript database. Thread-safe: one connection guarded by a lock."""
+
+    def __init__(
+        self, path: str | Path = DEFAULT_DB, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.path = Path(path)
+        self._label = str(path)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seqs: dict[str, int] = {}
+        """The last seq of each call this store appended to: each call has one writer."""
+        self._closed = False
+        memory = str(path) == ":memory:"
+        try:
+            if not memory:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                str(path), timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as e:
+            raise TranscriptError(f"cannot open: {_reason(e)}", path=self._label) from e
+        try:
+            self._open()
+        except sqlite3.Error as e:
+            self._conn.close()
+            if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e):
+                raise TranscriptError(
+                    "not a botemu transcript database (not SQLite)", path=self._label
+                ) from e
+            raise TranscriptError(f"cannot open: {_reason(e)}", path=self._label) from e
+        except TranscriptError:
+            self._conn.close()
+            raise
+
+    def _open(self) -> None:
+        conn = self._conn
+        version = self._check_identity()  # before anything writes to a file that may not be ours
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if version == SCHEMA_VERSION:
+            return  # nothing to create: a reader needs no write lock
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._check_identity() == 0:
+                for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(_TRIGGER)
+                conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _check_identity(self) -> int:
+        """The schema version of the file: 0 for an empty file; raises if it is not ours."""
+        app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id == 0 and version == 0 and tables == 0:
+            return 0
+        if app_id != APPLICATION_ID:
+            raise TranscriptError(
+                "not a botemu transcript database (another SQLite database)", path=self._label
+            )
+        if version > SCHEMA_VERSION:
+            raise TranscriptError(
+                f"written by a newer botemu (schema {version}; this one reads {SCHEMA_VERSION})",
+                path=self._label,
+            )
+        return int(version)
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise TranscriptError("the store is closed", path=self._label)
+            try:
+                yield self._conn
+            except sqlite3.Error as e:
+                raise TranscriptError(_reason(e), path=self._label) from e
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so a
+        read-then-write such as allocating a seq is atomic across connections)."""
+        with self._read() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> TranscriptStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        bot: str,
+        kind: str = "call",
+        call_id: str | None = None,
+        caller: str | None = None,
+        chain_id: str | None = None,
+        scenario: str | None = None,
+    ) -> str:
+        """Record a new call (or conversation) and return its id (uuid4 hex unless given)."""
+        new_id = call_id if call_id is not None else uuid.uuid4().hex
+        if not new_id:
+            raise TranscriptError("a call id cannot be empty", path=self._label)
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (new_id, str(kind), bot, caller, chain_id, scenario, self._clock()),
+                )
+        except TranscriptError as e:
+            if isinstance(e.__cause__, sqlite3.IntegrityError):
+                raise TranscriptError(f"call {new_id} already exists", path=self._label) from e
+            raise
+        with self._lock:
+            self._seqs[new_id] = 0
+        return new_id
+
+    def append(
+        self,
+        call_id: str,
+        kind: str,
+        payload: dict[str, JSON],
+        *,
+        vtime: float | None = None,
+        blob: bytes | None = None,
+    ) -> int:
+        """Append one event to a call and commit it; returns its seq (1, 2, 3... per call)."""
+        if not isinstance(payload, dict):
+            raise TranscriptError(f"the payload of a {kind} event must be a JSON object")
+        try:
+            text = dumps(payload).decode("utf-8")
+        except (TypeError, ValueError) as e:
+            raise TranscriptError(f"the payload of a {kind} event is not JSON: {e}") from e
+        # One INSERT, so one commit: the seq is kept in memory for the calls this store writes
+        # (each call has a single writer); a call it has not seen is looked up once.
+        with self._read() as conn:
+            seq = self._seqs.get(call_id)
+            for _ in range(_APPEND_TRIES):
+                if seq is None:
+                    seq = self._last_seq(conn, call_id)
+                try:
+                    conn.execute(
+                        "INSERT INTO events"
+                        " (call_id, seq, vtime, wall, kind, payload, has_blob, blob)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (call_id, seq + 1, vtime, self._clock(), str(kind), text,
+                         blob is not None, blob),
+                    )  # fmt: skip
+                except sqlite3.IntegrityError:
+                    seq = None  # another writer appended to this call: look again
+                    continue
+                self._seqs[call_id] = seq + 1
+                return seq + 1
+        raise TranscriptError(f"call {call_id}: another writer keeps appending", path=self._label)
+
+    def _last_seq(self, conn: sqlite3.Connection, call_id: str) -> int:
+        row = conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE call_id = ?1)"
+            " FROM calls WHERE id = ?1",
+            (call_id,),
+        ).fetchone()
+        if row is None:
+            raise _unknown(call_id, self._label)
+        return int(row[0])
+
+    def count_workflow(self, call_id: str) -> None:
+        """One more Workflow was run (or refused) on this call."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE calls SET workflows = workflows + 1 WHERE id = ?", (call_id,)
+            )
+            if cursor.rowcount == 0:
+                raise _unknown(call_id, self._label)
+
+    def finish(self, call_id: str, *, reason: str, passed: bool | None = None) -> None:
+        """The call ended: set ``ended`` (now), the reason, the verdict, and recount errors and
+        warnings from its finding events (``payload["severity"]``)."""
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT payload FROM events WHERE call_id = ? AND kind = ?",
+                (call_id, str(EventKind.FINDING)),
+            ).fetchall()
+            errors, warnings = _severity_counts([_load(r[0]) for r in rows])
+            cursor = conn.execute(
+                "UPDATE calls SET ended = ?1, end_reason = ?2, passed = ?3, errors = ?4,"
+                " warnings = ?5, vtime = (SELECT max(vtime) FROM events WHERE call_id = ?6)"
+                " WHERE id = ?6",
+                (self._clock(), reason, passed, errors, warnings, call_id),
+            )
+            if cursor.rowcount == 0:
+                raise _unknown(call_id, self._label)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def calls(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        text: str | None = None,
+        reason: str | None = None,
+        has_findings: bool | None = None,
+        kind: str | None = None,
+    ) -> list[CallSummary]:
+        """Calls newest first, filtered, one page. ``text`` matches (case-insensitively, as a
+        substring) the id, bot, caller, scenario, chain id or end reason; ``reason`` is an exact
+        end reason; ``has_findings`` means at least one error or warning."""
+        if limit < 0 or offset < 0:
+            raise TranscriptError(f"limit and offset must be >= 0 (got {limit}, {offset})")
+        where, params = _filters(text, reason, has_findings, kind)
+        sql = (
+            f"SELECT {_CALL_COLUMNS} FROM calls{where}"
+            " ORDER BY started DESC, rowid DESC LIMIT ? OFFSET ?"
+        )
+        with self._read() as conn:
+            rows = conn.execute(sql, [*params, limit, offset]).fetchall()
+        return [_summary(row) for row in rows]
+
+    def count(
+        self,
+        *,
+        text: str | None = None,
+        reason: str | None = None,
+        has_findings: bool | None = None,
+        kind: str | None = None,
+    ) -> int:
+        """How many calls match the filters of ``calls``."""
+        where, params = _filters(text, reason, has_findings, kind)
+        with self._read() as conn:
+            return int(conn.execute(f"SELECT count(*) FROM calls{where}", params).fetchone()[0])
+
+    def call(self, call_id: str) -> CallSummary | None:
+        """The call with this id, or with this unique id prefix; None if none matches. Raises
+        TranscriptError if the prefix matches several calls."""
+        if not call_id:
+            return None
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT {_CALL_COLUMNS} FROM calls WHERE id = ?", (call_id,)
+            ).fetchone()
+            if row is None:
+                rows = conn.execute(
+                    f"SELECT {_CALL_COLUMNS} FROM calls WHERE id > ? AND id < ? LIMIT 2",
+                    (call_id, call_id + "\U0010ffff"),
+                ).fetchall()
+                if len(rows) > 1:
+                    raise TranscriptError(
+                        f"call id prefix {call_id!r} is ambiguous: give more characters",
+                        path=self._label,
+                    )
+                row = rows[0] if rows else None
+        return None if row is None else _summary(row)
+
+    def events(self, call_id: str, *, after: int = 0) -> list[StoredEvent]:
+        """The events of a call with seq > ``after``, in order. Raises for an unknown call."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT call_id, seq, vtime, wall, kind, payload, has_blob FROM events"
+                " WHERE call_id = ? AND seq > ? ORDER BY seq",
+                (call_id, after),
+            ).fetchall()
+            if (
+                not rows
+                and not conn.execute("SELECT 1 FROM calls WHERE id = ?", (call_id,)).fetchone()
+            ):
+                raise _unknown(call_id, self._label)
+        return [StoredEvent(r[0], r[1], r[2], r[3], r[4], _load(r[5]), bool(r[6])) for r in rows]
+
+    def blob(self, call_id: str, seq: int) -> bytes | None:
+        """The blob of one event, or None if that event has none (or does not exist)."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT blob FROM events WHERE call_id = ? AND seq = ?", (call_id, seq)
+            ).fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def export(self, call_id: str) -> dict[str, JSON]:
+        """``{"call": summary, "events": [...]}``; a blob is base64 under ``"blob_base64"``."""
+        with self._read() as conn:
+            conn.execute("BEGIN")  # one snapshot for the summary and the events
+            try:
+                row = conn.execute(
+                    f"SELECT {_CALL_COLUMNS} FROM calls WHERE id = ?", (call_id,)
+                ).fetchone()
+                rows = conn.execute(
+                    "SELECT seq, vtime, wall, kind, payload, blob FROM events"
+                    " WHERE call_id = ? ORDER BY seq",
+                    (call_id,),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        if row is None:
+            raise _unknown(call_id, self._label)
+        events: list[JSON] = []
+        for seq, vtime, wall, kind, payload, blob in rows:
+            item: dict[str, JSON] = {
+                "seq": seq,
+                "vtime": vtime,
+                "wall": wall,
+                "kind": kind,
+                "payload": _load(payload),
+            }
+            if blob is not None:
+                item["blob_base64"] = base64.b64encode(blob).decode("ascii")
+            events.append(item)
+        return {"call": _summary(row).to_json(), "events": events}
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _filters(
+    text: str | None, reason: str | None, has_findings: bool | None, kind: str | None
+) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if text:
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        columns = ("id", "bot", "caller", "scenario", "chain_id", "end_reason")
+        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+        params += [pattern] * len(columns)
+    if reason is not None:
+        clauses.append("end_reason = ?")
+        params.append(reason)
+    if has_findings is not None:
+        clauses.append("errors + warnings > 0" if has_findings else "errors + warnings = 0")
+    if kind is not None:
+        clauses.append("kind = ?")
+        params.append(kind)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _summary(row: tuple[Any, ...]) -> CallSummary:
+    passed = row[13]
+    return CallSummary(
+        id=row[0],
+        kind=row[1],
+        bot=row[2],
+        caller=row[3],
+        chain_id=row[4],
+        scenario=row[5],
+        started=row[6],
+        ended=row[7],
+        vtime=row[8],
+        end_reason=row[9],
+        workflows=row[10],
+        errors=row[11],
+        warnings=row[12],
+        passed=None if passed is None else bool(passed),
+    )
+
+
+def _load(text: str) -> dict[str, JSON]:
+    return cast(dict[str, JSON], json.loads(text))
+
+
+def _severity_counts(payloads: list[dict[str, JSON]]) -> tuple[int, int]:
+    severities = [str(p.get("severity", "")).lower() for p in payloads]
+    return severities.count("error"), severities.count("warning")
+
+
+def _unknown(call_id: str, path: str) -> TranscriptError:
+    return TranscriptError(f"no call with id {call_id!r}", path=path)
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e) or type(e).__name__

@@ -1,0 +1,334 @@
+"""Calls over real loopback HTTP against small bots, well-behaved and deliberately broken."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from emulator.calling.caller import CallerScript
+from emulator.calling.delivery import RetryPolicy
+from emulator.calling.events import EndReason
+from emulator.calling.media import decode_duration, encode_recording
+from emulator.calling.model import RecordingFormat
+from emulator.calling.session import CallReport, CallSettings, multipart_body, place_call
+from emulator.calling.wire import WireOptions
+from emulator.transcripts.store import TranscriptStore
+from tests.bots.calling_bots import STATE, BotState, Received, make_bot
+
+ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
+FAST = RetryPolicy(attempts=3, backoff=0.01, timeout=5.0)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> TranscriptStore:
+    return TranscriptStore(tmp_path / "t.db")
+
+
+async def call(
+    aiohttp_server: ServerFactory,
+    store: TranscriptStore,
+    kind: str = "ok",
+    caller: str = "press 1",
+    *,
+    media: bytes = b"",
+    **settings: object,
+) -> tuple[CallReport, BotState]:
+    app = make_bot(kind, media)
+    server = await aiohttp_server(app)
+    url = str(server.make_url("/api/calls"))
+    options: dict[str, object] = {"retry": FAST, "seed": 7} | settings
+    report = await place_call(
+        CallSettings(bot_url=url, caller=CallerScript.from_inline(caller), **options),  # type: ignore[arg-type]
+        store,
+    )
+    return report, app[STATE]
+
+
+def rules_of(report: CallReport) -> list[str]:
+    """The rules found, less the http-callback warning every local http bot gets."""
+    return [f.rule for f in report.findings if f.rule != "WF-CALLBACK-HTTPS"]
+
+
+def bodies(state: BotState) -> list[dict[str, object]]:
+    return [json.loads(r.body) for r in state.received if r.content_type == "application/json"]
+
+
+async def test_a_whole_call_over_http(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store)
+    assert report.end_reason is EndReason.BOT_HUNG_UP
+    assert rules_of(report) == []
+    assert report.workflows == 2
+    conversation, result = bodies(bot)
+    assert conversation["callState"] == "incoming"
+    assert conversation["isMultiparty"] is False
+    assert conversation["presentedModalityTypes"] == ["audio"]
+    caller, me = conversation["participants"]  # type: ignore[misc]
+    assert caller["originator"] is True and me["originator"] is False
+    assert caller["identity"].startswith("8:")
+    assert result["id"] == conversation["id"]
+    assert result["callState"] == "established"
+    assert result["appState"] == '{"step":"menu"}'
+    assert result["links"] == {"call": f"http://127.0.0.1:9070/_botemu/calls/{report.call_id}"}
+    outcome = result["operationOutcome"]
+    assert outcome == {
+        "type": "recognizeOutcome",
+        "id": "menu-1",
+        "outcome": "success",
+        "choiceOutcome": {"completionReason": "dtmfOptionMatched", "choiceName": "sales"},
+    }
+
+
+async def test_headers_chain_id_constant_message_id_new(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    _, bot = await call(aiohttp_server, store)
+    first, second = bot.received
+    for r in (first, second):
+        assert r.headers["Content-Type"] == "application/json"
+        assert r.headers["Accept"] == "application/json"
+    assert first.headers["X-Platform-Chain-ID"] == second.headers["X-Platform-Chain-ID"]
+    assert first.headers["X-Platform-Message-ID"] != second.headers["X-Platform-Message-ID"]
+
+
+async def test_seed_reproduces_the_caller_but_ids_are_always_new(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    _, one = await call(aiohttp_server, store, seed=42)
+    _, two = await call(aiohttp_server, store, seed=42)
+    _, other = await call(aiohttp_server, store, seed=43)
+    first, again, third = bodies(one)[0], bodies(two)[0], bodies(other)[0]
+    assert first["participants"] == again["participants"]
+    assert first["participants"] != third["participants"]
+    assert first["id"] != again["id"]
+
+
+async def test_appstate_is_echoed_byte_for_byte(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    # The bot's appState, as a string, survives the trip through the platform unchanged.
+    _, bot = await call(aiohttp_server, store)
+    assert bodies(bot)[1]["appState"] == '{"step":"menu"}'
+
+
+async def test_transcript_has_every_exchange(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, _ = await call(aiohttp_server, store)
+    events = store.events(report.call_id)
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "call.start" and kinds[-1] == "call.end"
+    assert kinds.count("http.request") == 2 and kinds.count("http.response") == 2
+    request = next(e for e in events if e.kind == "http.request")
+    assert request.payload["headers"]["X-Platform-Chain-ID"] == report.chain_id  # type: ignore[index]
+    assert json.loads(str(request.payload["body"]))["id"] == report.call_id
+    summary = store.call(report.call_id)
+    assert summary is not None and summary.end_reason == "bot hung up" and summary.workflows == 2
+
+
+async def test_flaky_bot_gets_a_retry_with_the_same_message_id(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store, "flaky")
+    assert report.end_reason is EndReason.BOT_HUNG_UP
+    ids = [r.headers["X-Platform-Message-ID"] for r in bot.received]
+    assert len(ids) == 4 and ids[0] == ids[1] and ids[2] == ids[3] and ids[0] != ids[2]
+    assert rules_of(report) == ["CALL-HTTP-5XX", "CALL-HTTP-5XX"]
+    assert [e.kind for e in store.events(report.call_id)].count("retry") == 2
+
+
+async def test_always_500_platform_hangs_up_after_all_attempts(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store, "always-500")
+    assert report.end_reason is EndReason.DELIVERY_FAILED
+    assert len(bot.received) == 3
+    assert len({r.headers["X-Platform-Message-ID"] for r in bot.received}) == 1
+    assert rules_of(report) == ["CALL-HTTP-5XX"] * 3 + ["CALL-DELIVERY-FAILED"]
+
+
+async def test_slow_bot_times_out(aiohttp_server: ServerFactory, store: TranscriptStore) -> None:
+    policy = RetryPolicy(attempts=2, backoff=0.01, timeout=0.2)
+    report, bot = await call(aiohttp_server, store, "slow", retry=policy)
+    assert report.end_reason is EndReason.DELIVERY_FAILED
+    assert rules_of(report) == ["CALL-TIMEOUT", "CALL-TIMEOUT", "CALL-DELIVERY-FAILED"]
+    assert len(bot.received) == 2
+
+
+async def test_invalid_workflow_gets_the_validation_outcome(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store, "invalid")
+    assert report.end_reason is EndReason.BOT_HUNG_UP
+    validation = bodies(bot)[1]
+    assert validation["callState"] == "incoming"
+    outcome = validation["operationOutcome"]
+    assert outcome["type"] == "workflowValidationOutcome"  # type: ignore[index]
+    assert outcome["outcome"] == "failure"  # type: ignore[index]
+    assert outcome["id"] == "answer-1"  # type: ignore[index]
+    assert "WF-RECOGNIZE-ONE-OF at $.actions[1]" in outcome["failureReason"]  # type: ignore[index]
+    assert "WF-RECOGNIZE-ONE-OF" in rules_of(report)
+    assert bodies(bot)[2]["appState"] == '{"step":"menu","recovered":true}'
+
+
+async def test_legacy_validation_outcome_spelling(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    options = WireOptions(legacy_validation_outcome_type=True)
+    _, bot = await call(aiohttp_server, store, "invalid", wire=options)
+    assert bodies(bot)[1]["operationOutcome"]["type"] == "worfklowValidationOutcome"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason", "rules"),
+    [
+        pytest.param(
+            "garbage", EndReason.BAD_RESPONSE, ["CALL-CONTENT-TYPE", "CALL-NOT-JSON"], id="garbage"
+        ),
+        pytest.param("huge", EndReason.BAD_RESPONSE, ["CALL-BODY-TOO-LARGE"], id="huge-body"),
+        pytest.param("empty", EndReason.NO_WORKFLOW, ["CALL-EMPTY-BODY"], id="empty-body"),
+        pytest.param("refuse", EndReason.BOT_REFUSED, ["CALL-HTTP-STATUS"], id="403"),
+        pytest.param(
+            "reset",
+            EndReason.DELIVERY_FAILED,
+            ["CALL-CONNECTION"] * 3 + ["CALL-DELIVERY-FAILED"],
+            id="reset",
+        ),
+    ],
+)
+async def test_bad_answers_end_the_call_with_findings(
+    kind: str,
+    reason: EndReason,
+    rules: list[str],
+    aiohttp_server: ServerFactory,
+    store: TranscriptStore,
+) -> None:
+    report, _ = await call(aiohttp_server, store, kind)
+    assert report.end_reason is reason
+    assert rules_of(report) == rules
+    summary = store.call(report.call_id)
+    assert summary is not None and summary.end_reason == reason.value
+    assert store.events(report.call_id)[-1].kind == "call.end"
+
+
+async def test_unreachable_bot(store: TranscriptStore) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = CallSettings(bot_url=f"http://127.0.0.1:{port}/api/calls", retry=FAST)
+    report = await place_call(settings, store)
+    assert report.end_reason is EndReason.DELIVERY_FAILED
+    assert rules_of(report)[-1] == "CALL-DELIVERY-FAILED"
+
+
+async def test_caller_hangup_result_is_terminated(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store, caller="hangup")
+    assert report.end_reason is EndReason.CALLER_HUNG_UP
+    result = bodies(bot)[1]
+    assert result["callState"] == "terminated"
+    assert result["operationOutcome"]["choiceOutcome"]["completionReason"] == "callTerminated"  # type: ignore[index]
+    assert rules_of(report) == []
+
+
+def parse_multipart(received: Received) -> list[tuple[dict[str, str], bytes]]:
+    """The parts, with their header lines exactly as sent."""
+    boundary = received.headers["Content-Type"].split("boundary=", 1)[1].encode()
+    chunks = received.body.split(b"--" + boundary)
+    assert chunks[0] == b"" and chunks[-1] == b"--\r\n"
+    parts = []
+    for chunk in chunks[1:-1]:
+        head, _, body = chunk.removeprefix(b"\r\n").partition(b"\r\n\r\n")
+        lines = [line.decode().split(": ", 1) for line in head.split(b"\r\n")]
+        parts.append(({k: v for k, v in lines}, body.removesuffix(b"\r\n")))
+    return parts
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content_type"),
+    [
+        pytest.param("wav", "audio/wav", id="wav"),
+        pytest.param("wma", "audio/x-ms-wma", id="wma"),
+        pytest.param("mp3", "audio/mpeg", id="mp3"),
+    ],
+)
+async def test_record_result_is_multipart_with_real_audio(
+    fmt: str, content_type: str, aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(aiohttp_server, store, f"record-{fmt}", caller="talk 3s")
+    assert rules_of(report) == []
+    received = bot.received[1]
+    assert received.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+    (json_headers, json_part), (audio_headers, audio) = parse_multipart(received)
+    assert json_headers == {
+        "Content-Type": "application/json; charset=utf-8",
+        "Content-Disposition": 'form-data; name="conversationResult"',
+    }
+    assert audio_headers == {
+        "Content-Type": content_type,
+        "Content-Disposition": 'form-data; name="recordedAudio"',
+    }
+    outcome = json.loads(json_part)["operationOutcome"]
+    assert outcome["completionReason"] == "completedSilenceDetected"
+    assert outcome["format"] == fmt
+    assert outcome["lengthOfRecordingInSecs"] == pytest.approx(8.0)
+    assert decode_duration(audio) == pytest.approx(outcome["lengthOfRecordingInSecs"], abs=0.05)
+
+
+async def test_failed_recording_is_plain_json(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    _, bot = await call(aiohttp_server, store, "record-wav", caller="silence 10s")
+    result = bot.received[1]
+    assert result.content_type == "application/json"
+    assert (
+        json.loads(result.body)["operationOutcome"]["completionReason"] == "initialSilenceTimeout"
+    )
+
+
+def test_multipart_bytes_exactly() -> None:
+    body = multipart_body("B", b'{"id":"c"}', b"RIFF", "audio/wav")
+    assert body == (
+        b"--B\r\n"
+        b"Content-Type: application/json; charset=utf-8\r\n"
+        b'Content-Disposition: form-data; name="conversationResult"\r\n'
+        b"\r\n"
+        b'{"id":"c"}\r\n'
+        b"--B\r\n"
+        b"Content-Type: audio/wav\r\n"
+        b'Content-Disposition: form-data; name="recordedAudio"\r\n'
+        b"\r\n"
+        b"RIFF\r\n"
+        b"--B--\r\n"
+    )
+
+
+async def test_prompt_file_is_fetched_and_its_real_duration_used(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    wav = encode_recording(RecordingFormat.WAV, 2.5)
+    report, _ = await call(aiohttp_server, store, "media", caller="", media=wav)
+    assert rules_of(report) == []
+    played = [e for e in store.events(report.call_id) if e.payload.get("kind") == "prompt played"]
+    assert played[0].payload["end"] == pytest.approx(2.5)
+
+
+async def test_a_prompt_file_that_is_not_audio_fails_the_prompt(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, bot = await call(
+        aiohttp_server, store, "media", caller="", media=b"<html>not audio</html>"
+    )
+    assert rules_of(report) == ["CALL-MEDIA-FORMAT"]
+    outcome = bodies(bot)[1]["operationOutcome"]
+    assert outcome["type"] == "playPromptOutcome"  # type: ignore[index]
+    assert outcome["completionReason"] == "temporarySystemFailure"  # type: ignore[index]
+    assert "failureReason" in outcome  # type: ignore[operator]
