@@ -56,7 +56,7 @@ async def wait_for(url: str, seconds: float = 20.0) -> None:
 
 async def emulator_rate(url: str, calls: int, concurrency: int, db: Path) -> tuple[float, int, float]:
     """(seconds, bot requests, calls) for ``calls`` calls placed ``concurrency`` at a time."""
-    store = TranscriptStore(db)
+    store = TranscriptStore(db, write_behind=True)
     caller = CallerScript.from_inline(SCRIPT)
     settings = CallSettings(bot_url=url, caller=caller, seed=1)
     queue = list(range(calls))

@@ -75,9 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Each area registers its own commands (a thin shell over that area's library).
     from emulator.calling.cli import register as register_call
     from emulator.conformance.cli import register as register_conformance
+    from emulator.scenario.cli import register as register_scenario
     from emulator.transcripts.cli import register as register_transcript
 
     register_call(sub)
+    register_scenario(sub)
     register_transcript(sub)
     register_conformance(sub)
     return parser

@@ -72,7 +72,7 @@ def _default_db() -> Path:
 def _call(args: argparse.Namespace, out: TextIO) -> int:
     try:
         settings = _settings(args)
-        store = TranscriptStore(args.db)
+        store = TranscriptStore(args.db, write_behind=True)
     except BotemuError as e:
         print(f"botemu call: {e}", file=sys.stderr)
         return EXIT_USAGE

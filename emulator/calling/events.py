@@ -37,12 +37,22 @@ class Event:
 
     def to_json(self) -> JSONObject:
         out: JSONObject = {"kind": self.kind}
-        for f in dataclasses.fields(self):
-            out[f.name] = _plain(getattr(self, f.name))
+        for name in _field_names(type(self)):
+            out[name] = _plain(getattr(self, name))
         return out
 
     def describe(self) -> str:
         return self.kind
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Event]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def _plain(value: object) -> JSON:

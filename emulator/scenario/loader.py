@@ -201,10 +201,9 @@ def _compose(text: str, label: str) -> yaml.Node | None:
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
-        char = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
-        raise ScenarioError(
-            label, line, column, f"character U+{char:04X} is not allowed in YAML"
-        ) from None
+        char = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or " ")
+        message = f"character U+{char:04X} is not allowed in YAML"
+        raise ScenarioError(label, line, column, message) from None
     except yaml.YAMLError as e:  # no position known
         raise ScenarioError(label, None, None, f"not YAML: {e}") from None
     except ValueError as e:
@@ -228,18 +227,15 @@ def _syntax_message(e: yaml.MarkedYAMLError) -> tuple[int, int, str]:
         char = problem.removeprefix("found character ").split(" ", 1)[0]
         return line, column, f"{char} cannot start a value in YAML: quote the text"
     if problem == "could not find expected ':'" and context_mark is not None:
-        start = context_mark.line + 1, context_mark.column + 1
-        return *start, "expected 'key: value' (is a ':' missing, or the space after a '-'?)"
+        message = "expected 'key: value' (is a ':' missing, or the space after a '-'?)"
+        return context_mark.line + 1, context_mark.column + 1, message
     if problem == "mapping values are not allowed here":
         return line, column, "unexpected ':' here: check the indentation, or quote text with ': '"
     if problem.startswith("expected <block end>") and context_mark is not None:
         what = "list" if "collection" in context else "mapping"
         start = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
-        return (
-            line,
-            column,
-            f"bad indentation: this line does not line up with the {what} at {start}",
-        )
+        message = f"bad indentation: this line does not line up with the {what} at {start}"
+        return line, column, message
     if context == "expected a single document in the stream":
         return line, column, "a scenario file holds one YAML document, found a second (---)"
     where = ""
@@ -508,7 +504,8 @@ class _Explainer:
                 inner = self._inner_keys(alternatives[tags[known[0]]], known[0])
                 for key in instance:
                     if key != known[0]:
-                        message = f"unexpected key '{_name(key)}' beside '{known[0]}': a {noun} has one key"
+                        message = f"unexpected key '{_name(key)}' beside '{known[0]}'"
+                        message += f": a {noun} has one key"
                         if key in inner:
                             message += f" (write {known[0]}: {{{inner[0]}: ..., {key}: ...}})"
                         yield _Problem((*path, key), message, at_key=True)

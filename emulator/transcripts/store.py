@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import Any, cast
 
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSON, dumps
+from emulator.transcripts.writer import WriteBehind
 
 DEFAULT_DB = Path(".botemu") / "transcripts.db"
 SCHEMA_VERSION = 1
@@ -80,6 +81,24 @@ CREATE TRIGGER findings_count AFTER INSERT ON events WHEN NEW.kind = 'finding' B
 END"""
 """Keeps a running call's finding counts current, inside the statement that appends one."""
 _APPEND_TRIES = 20
+_INSERT_CALL = (
+    "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_COUNT_WORKFLOW = "UPDATE calls SET workflows = workflows + 1 WHERE id = ?"
+_FINISH = """
+UPDATE calls SET ended = ?1, end_reason = ?2, passed = ?3,
+    errors = (SELECT count(*) FROM events WHERE call_id = ?4 AND kind = 'finding'
+              AND lower(json_extract(payload, '$.severity')) = 'error'),
+    warnings = (SELECT count(*) FROM events WHERE call_id = ?4 AND kind = 'finding'
+                AND lower(json_extract(payload, '$.severity')) = 'warning'),
+    vtime = (SELECT max(vtime) FROM events WHERE call_id = ?4)
+WHERE id = ?4
+"""
+_INSERT_EVENT = (
+    "INSERT INTO events (call_id, seq, vtime, wall, kind, payload, has_blob, blob)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _CALL_COLUMNS = (
     "id, kind, bot, caller, chain_id, scenario, started, ended, "
     "coalesce(vtime, (SELECT max(e.vtime) FROM events e WHERE e.call_id = calls.id)), "
@@ -182,14 +201,22 @@ class TranscriptStore:
     """A transcript database. Thread-safe: one connection guarded by a lock."""
 
     def __init__(
-        self, path: str | Path = DEFAULT_DB, *, clock: Callable[[], float] = time.time
+        self,
+        path: str | Path = DEFAULT_DB,
+        *,
+        clock: Callable[[], float] = time.time,
+        write_behind: bool = False,
     ) -> None:
+        """``write_behind``: commit appends on a writer thread (``writer.py``): much faster
+        for a busy session, at the price of losing the last queued events to a ``kill -9``."""
         self.path = Path(path)
         self._label = str(path)
         self._clock = clock
         self._lock = threading.Lock()
         self._seqs: dict[str, int] = {}
         """The last seq of each call this store appended to: each call has one writer."""
+        self._seq_lock = threading.Lock()
+        self._writer: WriteBehind | None = None
         self._closed = False
         memory = str(path) == ":memory:"
         try:
@@ -212,6 +239,8 @@ class TranscriptStore:
         except TranscriptError:
             self._conn.close()
             raise
+        if write_behind:
+            self._writer = WriteBehind(self._commit_rows, name=f"transcripts {self._label}")
 
     def _open(self) -> None:
         conn = self._conn
@@ -257,7 +286,9 @@ class TranscriptStore:
     # --- plumbing ------------------------------------------------------------------------------
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
+        if self._writer is not None and flush:
+            self._flush()  # readers see every event appended before the read
         with self._lock:
             if self._closed:
                 raise TranscriptError("the store is closed", path=self._label)
@@ -267,10 +298,10 @@ class TranscriptStore:
                 raise TranscriptError(_reason(e), path=self._label) from e
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so a
         read-then-write such as allocating a seq is atomic across connections)."""
-        with self._read() as conn:
+        with self._read(flush=flush) as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -280,7 +311,50 @@ class TranscriptStore:
                     conn.execute("ROLLBACK")
                 raise
 
+    def flush(self) -> None:
+        """Wait until every event appended so far is committed (a no-op without write-behind)."""
+        if self._writer is not None:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._writer is not None
+        try:
+            self._writer.flush()
+        except TranscriptError:
+            raise
+        except Exception as e:  # pragma: no cover - the commit wraps SQLite errors already
+            raise TranscriptError(_reason(e), path=self._label) from e
+
+    def _commit_rows(self, items: Sequence[tuple[object, ...]]) -> None:
+        """The writer thread's group commit: every queued statement, in order, in one
+        transaction (runs of event inserts go through ``executemany``)."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                run: list[tuple[object, ...]] = []
+                for sql, params in items:
+                    if sql is _INSERT_EVENT:
+                        run.append(params)  # type: ignore[arg-type]
+                        continue
+                    if run:
+                        conn.executemany(_INSERT_EVENT, run)
+                        run = []
+                    conn.execute(sql, params)  # type: ignore[arg-type]
+                if run:
+                    conn.executemany(_INSERT_EVENT, run)
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise TranscriptError(
+                    f"could not commit events: {_reason(e)}", path=self._label
+                ) from e
+
     def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()  # commits what is queued first
         with self._lock:
             if not self._closed:
                 self._closed = True
@@ -313,13 +387,17 @@ class TranscriptStore:
         new_id = call_id if call_id is not None else uuid.uuid4().hex
         if not new_id:
             raise TranscriptError("a call id cannot be empty", path=self._label)
+        row = (new_id, str(kind), bot, caller, chain_id, scenario, self._clock())
+        if self._writer is not None:
+            with self._seq_lock:
+                if new_id in self._seqs:
+                    raise TranscriptError(f"call {new_id} already exists", path=self._label)
+                self._seqs[new_id] = 0
+                self._writer.submit((_INSERT_CALL, row))  # a clash with the file surfaces on flush
+            return new_id
         try:
-            with self._write() as conn:
-                conn.execute(
-                    "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (new_id, str(kind), bot, caller, chain_id, scenario, self._clock()),
-                )
+            with self._write(flush=False) as conn:
+                conn.execute(_INSERT_CALL, row)
         except TranscriptError as e:
             if isinstance(e.__cause__, sqlite3.IntegrityError):
                 raise TranscriptError(f"call {new_id} already exists", path=self._label) from e
@@ -344,26 +422,29 @@ class TranscriptStore:
             text = dumps(payload).decode("utf-8")
         except (TypeError, ValueError) as e:
             raise TranscriptError(f"the payload of a {kind} event is not JSON: {e}") from e
+        if self._writer is not None and call_id in self._seqs:
+            with self._seq_lock:
+                seq = self._seqs[call_id] + 1
+                self._seqs[call_id] = seq
+                row = (call_id, seq, vtime, self._clock(), str(kind), text, blob is not None, blob)
+                self._writer.submit((_INSERT_EVENT, row))
+            return seq
         # One INSERT, so one commit: the seq is kept in memory for the calls this store writes
         # (each call has a single writer); a call it has not seen is looked up once.
         with self._read() as conn:
-            seq = self._seqs.get(call_id)
+            last = self._seqs.get(call_id)
             for _ in range(_APPEND_TRIES):
-                if seq is None:
-                    seq = self._last_seq(conn, call_id)
+                if last is None:
+                    last = self._last_seq(conn, call_id)
+                row = (call_id, last + 1, vtime, self._clock(), str(kind), text,
+                       blob is not None, blob)  # fmt: skip
                 try:
-                    conn.execute(
-                        "INSERT INTO events"
-                        " (call_id, seq, vtime, wall, kind, payload, has_blob, blob)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (call_id, seq + 1, vtime, self._clock(), str(kind), text,
-                         blob is not None, blob),
-                    )  # fmt: skip
+                    conn.execute(_INSERT_EVENT, row)
                 except sqlite3.IntegrityError:
-                    seq = None  # another writer appended to this call: look again
+                    last = None  # another writer appended to this call: look again
                     continue
-                self._seqs[call_id] = seq + 1
-                return seq + 1
+                self._seqs[call_id] = last + 1
+                return last + 1
         raise TranscriptError(f"call {call_id}: another writer keeps appending", path=self._label)
 
     def _last_seq(self, conn: sqlite3.Connection, call_id: str) -> int:
@@ -378,29 +459,23 @@ class TranscriptStore:
 
     def count_workflow(self, call_id: str) -> None:
         """One more Workflow was run (or refused) on this call."""
+        if self._writer is not None and call_id in self._seqs:
+            self._writer.submit((_COUNT_WORKFLOW, (call_id,)))
+            return
         with self._write() as conn:
-            cursor = conn.execute(
-                "UPDATE calls SET workflows = workflows + 1 WHERE id = ?", (call_id,)
-            )
+            cursor = conn.execute(_COUNT_WORKFLOW, (call_id,))
             if cursor.rowcount == 0:
                 raise _unknown(call_id, self._label)
 
     def finish(self, call_id: str, *, reason: str, passed: bool | None = None) -> None:
         """The call ended: set ``ended`` (now), the reason, the verdict, and recount errors and
         warnings from its finding events (``payload["severity"]``)."""
+        params = (self._clock(), reason, passed, call_id)
+        if self._writer is not None and call_id in self._seqs:
+            self._writer.submit((_FINISH, params))  # after the call's queued events
+            return
         with self._write() as conn:
-            rows = conn.execute(
-                "SELECT payload FROM events WHERE call_id = ? AND kind = ?",
-                (call_id, str(EventKind.FINDING)),
-            ).fetchall()
-            errors, warnings = _severity_counts([_load(r[0]) for r in rows])
-            cursor = conn.execute(
-                "UPDATE calls SET ended = ?1, end_reason = ?2, passed = ?3, errors = ?4,"
-                " warnings = ?5, vtime = (SELECT max(vtime) FROM events WHERE call_id = ?6)"
-                " WHERE id = ?6",
-                (self._clock(), reason, passed, errors, warnings, call_id),
-            )
-            if cursor.rowcount == 0:
+            if conn.execute(_FINISH, params).rowcount == 0:
                 raise _unknown(call_id, self._label)
 
     # --- reading -------------------------------------------------------------------------------
@@ -565,11 +640,6 @@ def _summary(row: tuple[Any, ...]) -> CallSummary:
 
 def _load(text: str) -> dict[str, JSON]:
     return cast(dict[str, JSON], json.loads(text))
-
-
-def _severity_counts(payloads: list[dict[str, JSON]]) -> tuple[int, int]:
-    severities = [str(p.get("severity", "")).lower() for p in payloads]
-    return severities.count("error"), severities.count("warning")
 
 
 def _unknown(call_id: str, path: str) -> TranscriptError:

@@ -1,0 +1,83 @@
+"""Write-behind for the transcript store: commits on a thread of their own, in order.
+
+A busy calling session appends ten or more events per HTTP exchange. Committing each one on the
+event loop costs tens of microseconds of SQLite work that could overlap with the network. With
+write-behind, ``append`` queues the row and returns; one writer thread commits the queue in order,
+taking whatever has gathered since its last commit in one transaction (group commit). The
+``sqlite3`` module releases the GIL while SQLite works, so commits run beside the event loop.
+
+What this trades: an event is committed moments after it is appended instead of before
+``append`` returns, so a ``kill -9`` can lose the events still queued (typically under a
+millisecond's worth); nothing that was committed is ever lost. Every read waits for the queue to
+drain first, so readers always see every event appended before the read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Row = tuple[Any, ...]
+
+
+class WriteBehind:
+    """A queue of rows and the thread that commits them with ``commit(rows)``."""
+
+    def __init__(self, commit: Callable[[Sequence[Row]], None], *, name: str) -> None:
+        self._commit = commit
+        self._rows: deque[Row] = deque()
+        self._cond = threading.Condition()
+        self._busy = False
+        self._stopping = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, row: Row) -> None:
+        with self._cond:
+            self._raise_if_failed()
+            self._rows.append(row)
+            self._cond.notify_all()
+
+    def flush(self) -> None:
+        """Wait until every row submitted so far is committed."""
+        with self._cond:
+            while (self._rows or self._busy) and self._error is None:
+                self._cond.wait()
+            self._raise_if_failed()
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
+        with self._cond:
+            self._raise_if_failed()
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._rows and not self._stopping:
+                    self._cond.wait()
+                if not self._rows:
+                    return
+                batch = list(self._rows)
+                self._rows.clear()
+                self._busy = True
+            try:
+                self._commit(batch)
+            except BaseException as e:  # surfaced to the next submit, flush or close
+                with self._cond:
+                    self._error = e
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

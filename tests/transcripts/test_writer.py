@@ -1,0 +1,87 @@
+"""Write-behind: appends committed on a writer thread, in order, and visible to every read."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from emulator.transcripts.store import EventKind, TranscriptError, TranscriptStore
+from emulator.transcripts.writer import WriteBehind
+
+
+def test_reads_see_every_append_in_order(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.db", write_behind=True) as store:
+        call_id = store.start(bot="b")
+        seqs = [store.append(call_id, EventKind.NOTE, {"n": i}) for i in range(500)]
+        assert seqs == list(range(1, 501))
+        events = store.events(call_id)
+        assert [e.payload["n"] for e in events] == list(range(500))
+        assert store.call(call_id) is not None
+
+
+def test_flush_commits_for_other_readers(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    with TranscriptStore(path, write_behind=True) as store:
+        call_id = store.start(bot="b")
+        for i in range(50):
+            store.append(call_id, EventKind.NOTE, {"n": i}, blob=b"x" if i % 5 == 0 else None)
+        store.flush()
+        with TranscriptStore(path) as other:
+            assert len(other.events(call_id)) == 50
+            assert other.blob(call_id, 1) == b"x"
+
+
+def test_close_commits_what_is_queued(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = TranscriptStore(path, write_behind=True)
+    call_id = store.start(bot="b")
+    for i in range(100):
+        store.append(call_id, EventKind.NOTE, {"n": i})
+    store.finish(call_id, reason="done")
+    store.close()
+    with TranscriptStore(path) as again:
+        assert len(again.events(call_id)) == 100
+        summary = again.call(call_id)
+        assert summary is not None and summary.end_reason == "done"
+
+
+def test_a_failed_commit_is_reported_not_swallowed(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = TranscriptStore(path, write_behind=True)
+    try:
+        call_id = store.start(bot="b")
+        store.flush()
+        saboteur = sqlite3.connect(path)
+        saboteur.execute("DROP TABLE events")
+        saboteur.commit()
+        saboteur.close()
+        store.append(call_id, EventKind.NOTE, {"n": 1})
+        with pytest.raises(TranscriptError, match="could not commit events"):
+            store.flush()
+    finally:
+        store._writer = None  # the database is broken on purpose; close only the connection
+        store.close()
+
+
+def test_writer_thread_commits_in_submission_order() -> None:
+    committed: list[int] = []
+    writer = WriteBehind(lambda rows: committed.extend(r[0] for r in rows), name="test")
+    for i in range(1000):
+        writer.submit((i,))
+    writer.flush()
+    assert committed == list(range(1000))
+    writer.close()
+
+
+def test_writer_error_surfaces_once() -> None:
+    def fail(rows: object) -> None:
+        raise TranscriptError("disk full")
+
+    writer = WriteBehind(fail, name="test")
+    writer.submit((1,))
+    with pytest.raises(TranscriptError, match="disk full"):
+        writer.flush()
+    writer.flush()  # reported once, then the writer carries on
+    writer.close()
