@@ -2,7 +2,17 @@
 
 BotemuError                  root: anything botemu raises on purpose
 ├── WireError                a JSON document could not be read as a protocol message (has .path)
-└── CallerScriptError        a caller script could not be read (has .where)
+├── CallerScriptError        a caller script could not be read (has .where)
+├── MediaError               audio could not be made or a prompt file is unusable
+│                            (calling/media.py; has .problem)
+├── TranscriptError          the transcript store could not be opened, read or written
+│                            (transcripts/store.py; has .path)
+├── ScenarioError            a scenario file is invalid (scenario/loader.py; file, line, column)
+│   └── ScenarioFileError    ... or could not be read at all
+├── CertError                certificates could not be written or read (certs.py; has .path)
+└── ProbeError               a conformance probe could not run (conformance/tls.py; has .url)
+
+The classes outside this module are defined beside the code that raises them.
 
 Errors carry structured fields so that the CLI and reports can print a precise, one-line message
 instead of a traceback.
