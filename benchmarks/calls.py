@@ -54,7 +54,9 @@ async def wait_for(url: str, seconds: float = 20.0) -> None:
     raise SystemExit(f"the bot did not start at {url}")
 
 
-async def emulator_rate(url: str, calls: int, concurrency: int, db: Path) -> tuple[float, int, float]:
+async def emulator_rate(
+    url: str, calls: int, concurrency: int, db: Path
+) -> tuple[float, int, float]:
     """(seconds, bot requests, calls) for ``calls`` calls placed ``concurrency`` at a time."""
     store = TranscriptStore(db, write_behind=True)
     caller = CallerScript.from_inline(SCRIPT)
@@ -117,7 +119,9 @@ async def measure(url: str, calls: int, concurrency: int) -> None:
     emulated = requests / elapsed
     raw = posts / raw_elapsed
     print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency {concurrency})")
-    print(f"  calls per second:               {placed / elapsed:8.1f}  ({placed} calls, {elapsed:.2f} s)")
+    print(
+        f"  calls per second:               {placed / elapsed:8.1f}  ({placed} calls, {elapsed:.2f} s)"
+    )
     print(f"  bot requests per second:        {emulated:8.1f}  ({requests} requests)")
     print(f"  raw aiohttp POSTs per second:   {raw:8.1f}  ({posts} posts, {raw_elapsed:.2f} s)")
     print(f"  ratio botemu / raw:             {emulated / raw:8.2f}  (target >= 0.7)")

@@ -67,11 +67,17 @@ def main() -> None:
         base = baseline(root / "base.db", args.events)
         sync, _ = store_appends(root / "sync.db", args.events, write_behind=False)
         queued, committed = store_appends(root / "behind.db", args.events, write_behind=True)
-    print(f"botemu transcript store, {args.events} appends of a {len(json.dumps(PAYLOAD))}-byte event")
+    print(
+        f"botemu transcript store, {args.events} appends of a {len(json.dumps(PAYLOAD))}-byte event"
+    )
     print(f"  baseline, plain INSERT + commit:     {base:7.1f} µs")
     print(f"  append, committed each:              {sync:7.1f} µs  ({sync / base:.2f}x baseline)")
-    print(f"  append, write-behind (caller's cost): {queued:6.1f} µs  ({queued / base:.2f}x baseline)")
-    print(f"  write-behind until all committed:    {committed:7.1f} µs  ({committed / base:.2f}x baseline)")
+    print(
+        f"  append, write-behind (caller's cost): {queued:6.1f} µs  ({queued / base:.2f}x baseline)"
+    )
+    print(
+        f"  write-behind until all committed:    {committed:7.1f} µs  ({committed / base:.2f}x baseline)"
+    )
 
 
 if __name__ == "__main__":

@@ -476,7 +476,8 @@ def _reader(stream: IO[str], lines: queue.Queue[str | None]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "mode", [pytest.param([], id="commit-per-append"), pytest.param(["--write-behind"], id="write-behind")]
+    "mode",
+    [pytest.param([], id="commit-per-append"), pytest.param(["--write-behind"], id="write-behind")],
 )
 def test_kill_9_loses_nothing_that_was_committed(tmp_path: Path, mode: list[str]) -> None:
     path = tmp_path / "killed.db"
