@@ -22,7 +22,7 @@ from emulator.transcripts.store import DEFAULT_DB, EventKind, TranscriptStore
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULTS = RetryPolicy()
-HIDDEN = {"action started", "action completed"}
+HIDDEN = {"action"}
 """Engine events the ladder leaves out (they stay in the transcript)."""
 
 

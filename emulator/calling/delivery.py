@@ -3,7 +3,8 @@
 ``Deliverer.post`` sends one message (the Conversation or a ConversationResult) and retries it on
 a 5xx answer, a time-out, or a connection failure, with the same ``X-Platform-Message-ID``. Every
 attempt, answer, failure and retry is handed to a recorder as it happens, so the transcript holds
-the exact bytes that crossed the wire. It never raises for anything the bot does.
+the exact bytes that crossed the wire (a response event also carries the request headers exactly
+as the HTTP client sent them: Host, Content-Length and the rest). It never raises for anything the bot does.
 
 Defaults (docs/calling-http.md): 3 attempts, 0.5 s back-off doubling, 15 s time-out per attempt
 (a related platform required answers within 15 s), 1 MiB response limit.
@@ -174,6 +175,7 @@ class Deliverer:
                 data, oversized = await read_limited(response, self.policy.max_body)
                 status = response.status
                 answer_headers = _headers(response.headers)
+                sent_headers = _headers(response.request_info.headers)
         except TimeoutError:
             return self._failed(label, message_id, attempt, "timeout",
                                 f"no answer within {self.policy.timeout:g}s", X.CALL_TIMEOUT)  # fmt: skip
@@ -194,6 +196,7 @@ class Deliverer:
                 "summary": summary,
                 "status": status,
                 "headers": _json_headers(answer_headers),
+                "request_headers": _json_headers(sent_headers),
                 "body": shown,
                 "latency_ms": round(latency, 3),
                 "message_id": message_id,

@@ -14,7 +14,7 @@ import asyncio
 import random
 import ssl
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -36,6 +36,8 @@ from emulator.calling.engine import (
     run_workflow,
 )
 from emulator.calling.events import (
+    ActionCompleted,
+    ActionStarted,
     CallEnded,
     CallerHungUp,
     CallerPressed,
@@ -140,20 +142,32 @@ async def place_call(
     http: aiohttp.ClientSession | None = None,
     listener: Listener | None = None,
     media_cache: dict[str, Media] | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> CallReport:
-    """Place one call and run it to its end. Never raises for anything the bot does."""
+    """Place one call and run it to its end. Never raises for anything the bot does.
+
+    ``media_cache`` shares fetched prompt files across calls; ``sleep`` is how real time passes
+    when ``settings.pace`` is above 0 (injectable for tests)."""
     if http is None:
         async with aiohttp.ClientSession() as own:
             return await place_call(
-                settings, store, http=own, listener=listener, media_cache=media_cache
+                settings, store, http=own, listener=listener, media_cache=media_cache, sleep=sleep
             )
-    call = _Call(settings, store, http, listener, {} if media_cache is None else media_cache)
-    return await call.run()
+    cache = {} if media_cache is None else media_cache
+    return await _Call(settings, store, http, listener, cache, sleep).run()
 
 
 @lru_cache(maxsize=1)
 def _faker() -> Faker:
     return Faker("en_US")
+
+
+@lru_cache(maxsize=1024)
+def _identity(seed: int) -> tuple[str, str]:
+    """The caller's user name and display name for a Faker seed (seeded runs repeat them)."""
+    faker = _faker()
+    faker.seed_instance(seed)
+    return faker.user_name(), faker.name()
 
 
 class _Call:
@@ -164,8 +178,10 @@ class _Call:
         http: aiohttp.ClientSession,
         listener: Listener | None,
         media_cache: dict[str, Media],
+        sleep: Callable[[float], Awaitable[None]],
     ) -> None:
         self.settings = settings
+        self.sleep = sleep
         self.store = store
         self.http = http
         self.listener = listener
@@ -211,19 +227,15 @@ class _Call:
     async def advance(self, to: float) -> None:
         if to > self.vtime:
             if self.settings.pace > 0:
-                await asyncio.sleep((to - self.vtime) * self.settings.pace)
+                await self.sleep((to - self.vtime) * self.settings.pace)
             self.vtime = to
 
     # --- the call ---
 
     def conversation(self) -> Conversation:
-        faker = _faker()
-        faker.seed_instance(self.rng.getrandbits(32))
+        user_name, name = _identity(self.rng.getrandbits(32))
         caller = Participant(
-            identity=f"8:{faker.user_name()}",
-            display_name=faker.name(),
-            language_id="en-US",
-            originator=True,
+            identity=f"8:{user_name}", display_name=name, language_id="en-US", originator=True
         )
         bot = Participant(identity=f"28:{self.settings.app_id or 'bot'}", originator=False)
         return Conversation(
@@ -457,12 +469,19 @@ class _Call:
         kinds = ", ".join(a.kind.value for a in workflow.actions)
         callback = "" if workflow.callback else " (no callback)"
         self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
+        started: dict[str, float] = {}
         for event in run.events:
             if isinstance(event, CallEnded):
                 continue  # the session records the end, with its final reason
+            if isinstance(event, ActionStarted):
+                started[event.operation_id] = event.at  # one "action" row, written at its end
+                continue
             await self.advance(event.at)
             payload = event.to_json()
             payload["summary"] = event.describe()
+            if isinstance(event, ActionCompleted):
+                payload["kind"] = "action"
+                payload["start"] = started.pop(event.operation_id, event.at)
             self.record(_kind_of(event), payload)
         await self.advance(run.progress.now)
 

@@ -332,3 +332,45 @@ async def test_a_prompt_file_that_is_not_audio_fails_the_prompt(
     assert outcome["type"] == "playPromptOutcome"  # type: ignore[index]
     assert outcome["completionReason"] == "temporarySystemFailure"  # type: ignore[index]
     assert "failureReason" in outcome  # type: ignore[operator]
+
+
+async def test_pace_lets_real_time_pass_in_step_with_virtual_time(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    app = make_bot("ok")
+    server = await aiohttp_server(app)
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    settings = CallSettings(
+        bot_url=str(server.make_url("/api/calls")),
+        caller=CallerScript.from_inline("listen; press 1"),
+        pace=0.5,
+    )
+    report = await place_call(settings, store, sleep=sleep)
+    assert sum(slept) == pytest.approx(report.vtime * 0.5)
+    assert all(s > 0 for s in slept)
+    instant: list[float] = []
+
+    async def never(seconds: float) -> None:
+        instant.append(seconds)
+
+    await place_call(CallSettings(bot_url=settings.bot_url, caller=settings.caller), store,
+                     sleep=never)  # fmt: skip
+    assert instant == []
+
+
+async def test_response_events_carry_the_exact_request_headers(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    report, _ = await call(aiohttp_server, store)
+    response = next(e for e in store.events(report.call_id) if e.kind == "http.response")
+    sent = response.payload["request_headers"]
+    assert isinstance(sent, dict)
+    assert (
+        sent["X-Platform-Message-ID"]
+        and sent["Content-Length"]
+        and sent["Host"].startswith("127.0.0.1")
+    )
