@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,28 +110,37 @@ async def raw_rate(url: str, posts: int, concurrency: int) -> tuple[float, int]:
         return time.perf_counter() - started, posts
 
 
-async def measure(url: str, calls: int, concurrency: int) -> None:
+async def measure(url: str, calls: int, concurrency: int, rounds: int) -> None:
     await wait_for(url)
+    rates: list[tuple[float, float, float]] = []  # (calls/s, requests/s, raw posts/s) per round
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
-        await emulator_rate(url, max(5, calls // 10), concurrency, db)  # warm up
-        elapsed, requests, placed = await emulator_rate(url, calls, concurrency, db)
-    raw_elapsed, posts = await raw_rate(url, requests, concurrency)
-    emulated = requests / elapsed
-    raw = posts / raw_elapsed
-    print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency {concurrency})")
+        await emulator_rate(url, max(10, calls // 10), concurrency, db)  # warm up both sides
+        await raw_rate(url, max(40, calls // 4), concurrency)
+        for _ in range(rounds):  # alternate, so both see the same machine load
+            elapsed, requests, placed = await emulator_rate(url, calls, concurrency, db)
+            raw_elapsed, posts = await raw_rate(url, requests, concurrency)
+            rates.append((placed / elapsed, requests / elapsed, posts / raw_elapsed))
+    calls_s = statistics.median(r[0] for r in rates)
+    emulated = statistics.median(r[1] for r in rates)
+    raw = statistics.median(r[2] for r in rates)
+    ratios = sorted(r[1] / r[2] for r in rates)
+    print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency {concurrency}, "
+          f"{rounds} rounds of {calls} calls; medians)")  # fmt: skip
+    print(f"  calls per second:               {calls_s:8.1f}")
+    print(f"  bot requests per second:        {emulated:8.1f}  (Conversation + callbacks)")
+    print(f"  raw aiohttp POSTs per second:   {raw:8.1f}")
     print(
-        f"  calls per second:               {placed / elapsed:8.1f}  ({placed} calls, {elapsed:.2f} s)"
+        f"  ratio botemu / raw:             {statistics.median(ratios):8.2f}  "
+        f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 0.7)"
     )
-    print(f"  bot requests per second:        {emulated:8.1f}  ({requests} requests)")
-    print(f"  raw aiohttp POSTs per second:   {raw:8.1f}  ({posts} posts, {raw_elapsed:.2f} s)")
-    print(f"  ratio botemu / raw:             {emulated / raw:8.2f}  (target >= 0.7)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--calls", type=int, default=500, help="calls per round")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}/api/calls"
@@ -140,7 +150,7 @@ def main() -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        asyncio.run(measure(url, args.calls, args.concurrency))
+        asyncio.run(measure(url, args.calls, args.concurrency, args.rounds))
     finally:
         bot.terminate()
         bot.wait(timeout=10)

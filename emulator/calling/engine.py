@@ -14,7 +14,7 @@ The input semantics of recognize and record are described in ``docs/engine.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from emulator.calling import timelines
@@ -188,7 +188,7 @@ def run_workflow(
 
 
 def reject_workflow(
-    findings: list[Finding],
+    findings: Sequence[Finding],
     operation_id: str,
     progress: CallProgress,
     config: EngineConfig | None = None,

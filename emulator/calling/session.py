@@ -295,20 +295,18 @@ class _Call:
                 return closed
             if refused is not None:
                 return refused
-            document = self.document(delivery)
-            if isinstance(document, EndReason):
-                return document
-            step = await self.step(document)
+            judged = self.document(delivery)
+            if isinstance(judged, EndReason):
+                return judged
+            step = await self.step(judged)
             if isinstance(step, EndReason):
                 return step
             delivery = step
 
-    async def step(self, document: JSON) -> Delivery | EndReason:
-        """Validate and run one Workflow; post its result. The next delivery, or why the call ends."""
-        context = RuleContext(
-            first=not self.progress.answered, allow_http=self.settings.http_allowed
-        )
-        findings = validate_workflow(document, context)
+    async def step(self, judged: Judged) -> Delivery | EndReason:
+        """Run one judged Workflow (or refuse it); post its result. The next delivery, or why
+        the call ends."""
+        document, findings = judged.document, judged.findings
         for f in findings:
             self.finding(f)
         errors = any(f.severity is Severity.ERROR for f in findings)
@@ -328,10 +326,11 @@ class _Call:
             run = reject_workflow(findings, first_operation_id(document), self.progress, config)
             app_state = _raw_app_state(document)
         else:
-            try:
-                workflow = read_workflow(document)
-            except WireError as e:  # rules and reader disagree: a botemu bug, still never a crash
-                self.found(X.CALL_NOT_JSON, e.path, f"the Workflow could not be read: {e.message}")
+            workflow = judged.workflow
+            if workflow is None:  # rules and reader disagree: a botemu bug, still never a crash
+                error = judged.read_error
+                where, why = (error.path, error.message) if error else ("$", "unreadable")
+                self.found(X.CALL_NOT_JSON, where, f"the Workflow could not be read: {why}")
                 return EndReason.BAD_RESPONSE
             media = await self.fetch_media(workflow)
             config = EngineConfig(
@@ -445,7 +444,7 @@ class _Call:
                        "the call is over: the bot's answer to the final result is ignored")  # fmt: skip
         return None
 
-    def document(self, delivery: Delivery) -> JSON | EndReason:
+    def document(self, delivery: Delivery) -> Judged | EndReason:
         if not delivery.body.strip():
             self.found(
                 X.CALL_EMPTY_BODY, "response", "the bot sent no Workflow; the platform hangs up"
@@ -455,12 +454,16 @@ class _Call:
         if content_type.split(";")[0].strip().lower() != JSON_TYPE:
             self.found(X.CALL_CONTENT_TYPE, "response",
                        f"Content-Type is {content_type or 'missing'}, not application/json")  # fmt: skip
-        try:
-            return loads(delivery.body)
-        except WireError as e:
+        context = RuleContext(
+            first=not self.progress.answered, allow_http=self.settings.http_allowed
+        )
+        judged = judge(delivery.body, context)
+        if judged.not_json is not None:
+            e = judged.not_json
             where = f"response:{e.line}:{e.column}" if e.line is not None else "response"
             self.found(X.CALL_NOT_JSON, where, e.message)
             return EndReason.BAD_RESPONSE
+        return judged
 
     # --- running a workflow ---
 
@@ -470,13 +473,17 @@ class _Call:
         callback = "" if workflow.callback else " (no callback)"
         self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
         started: dict[str, float] = {}
+        paced = self.settings.pace > 0
         for event in run.events:
             if isinstance(event, CallEnded):
                 continue  # the session records the end, with its final reason
             if isinstance(event, ActionStarted):
                 started[event.operation_id] = event.at  # one "action" row, written at its end
                 continue
-            await self.advance(event.at)
+            if paced:
+                await self.advance(event.at)
+            else:
+                self.vtime = max(self.vtime, event.at)
             payload = event.to_json()
             payload["summary"] = event.describe()
             if isinstance(event, ActionCompleted):
@@ -525,6 +532,45 @@ class _Call:
     def media_failed(self, uri: str, rule: Rule, why: str) -> Media:
         self.found(rule, uri, why)
         return Media(failure=why)
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What the platform makes of a response body: the JSON, the findings, the Workflow."""
+
+    document: JSON
+    findings: tuple[Finding, ...]
+    workflow: Workflow | None = None
+    not_json: WireError | None = None
+    read_error: WireError | None = None
+
+
+JUDGE_CACHE_MAX_BODY = 64 * 1024
+
+
+def judge(body: bytes, context: RuleContext) -> Judged:
+    """Parse, validate and read a Workflow body. A pure function of its arguments, so small
+    bodies are memoized: a bot under test sends the same Workflows call after call."""
+    if len(body) <= JUDGE_CACHE_MAX_BODY:
+        return _judge_cached(body, context)
+    return _judge(body, context)
+
+
+def _judge(body: bytes, context: RuleContext) -> Judged:
+    try:
+        document = loads(body)
+    except WireError as e:
+        return Judged(None, (), not_json=e)
+    findings = tuple(validate_workflow(document, context))
+    if any(f.severity is Severity.ERROR for f in findings):
+        return Judged(document, findings)
+    try:
+        return Judged(document, findings, read_workflow(document))
+    except WireError as e:
+        return Judged(document, findings, read_error=e)
+
+
+_judge_cached = lru_cache(maxsize=512)(_judge)
 
 
 def multipart_body(boundary: str, json_body: bytes, audio: bytes, audio_type: str) -> bytes:

@@ -374,3 +374,22 @@ async def test_response_events_carry_the_exact_request_headers(
         and sent["Content-Length"]
         and sent["Host"].startswith("127.0.0.1")
     )
+
+
+def test_judging_a_body_is_memoized_per_context() -> None:
+    from emulator.calling.rules import RuleContext
+    from emulator.calling.session import JUDGE_CACHE_MAX_BODY, judge
+
+    body = json.dumps({
+        "actions": [{"operationId": "p", "action": "playPrompt", "prompts": [{"value": "hi"}]}],
+        "links": {"callback": "http://127.0.0.1:1/cb"},
+    }).encode()  # fmt: skip
+    first = judge(body, RuleContext(first=True, allow_http=True))
+    assert judge(body, RuleContext(first=True, allow_http=True)) is first
+    assert [f.rule for f in first.findings] == ["WF-FIRST-ACTION", "WF-CALLBACK-HTTPS"]
+    later = judge(body, RuleContext(first=False, allow_http=True))
+    assert [f.rule for f in later.findings] == ["WF-CALLBACK-HTTPS"]
+    assert later.workflow is not None and first.workflow is None
+    big = body[:-1] + b"," + b'"pad":"' + b"x" * JUDGE_CACHE_MAX_BODY + b'"}'
+    assert judge(big, RuleContext()) is not judge(big, RuleContext())  # too big to keep
+    assert judge(b"<html>", RuleContext()).not_json is not None
