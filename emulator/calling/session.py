@@ -224,6 +224,13 @@ class _Call:
         """Let virtual time pass (and real time too, at the chosen pace)."""
         await self.advance(self.vtime + seconds)
 
+    async def to(self, at: float, paced: bool) -> None:
+        """Move virtual time to ``at``; only a paced call waits (no await in the hot path)."""
+        if paced:
+            await self.advance(at)
+        elif at > self.vtime:
+            self.vtime = at
+
     async def advance(self, to: float) -> None:
         if to > self.vtime:
             if self.settings.pace > 0:
@@ -474,16 +481,25 @@ class _Call:
         self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
         started: dict[str, float] = {}
         paced = self.settings.pace > 0
-        for event in run.events:
+        events = run.events
+        index = 0
+        while index < len(events):
+            event = events[index]
+            index += 1
             if isinstance(event, CallEnded):
                 continue  # the session records the end, with its final reason
             if isinstance(event, ActionStarted):
                 started[event.operation_id] = event.at  # one "action" row, written at its end
                 continue
-            if paced:
-                await self.advance(event.at)
-            else:
-                self.vtime = max(self.vtime, event.at)
+            if isinstance(event, CallerPressed):  # one row per run of keys: "pressed 1234#"
+                keys = [event]
+                while index < len(events) and isinstance(events[index], CallerPressed):
+                    keys.append(events[index])  # type: ignore[arg-type]
+                    index += 1
+                await self.to(keys[-1].at, paced)
+                self.record(EventKind.CALLER, _pressed(keys))
+                continue
+            await self.to(event.at, paced)
             payload = event.to_json()
             payload["summary"] = event.describe()
             if isinstance(event, ActionCompleted):
@@ -591,6 +607,18 @@ def multipart_body(boundary: str, json_body: bytes, audio: bytes, audio_type: st
             head, b"--", crlf,
         ]
     )  # fmt: skip
+
+
+def _pressed(keys: list[CallerPressed]) -> JSONObject:
+    """One transcript event for keys pressed one after another."""
+    digits = "".join(k.key for k in keys)
+    return {
+        "kind": "caller pressed",
+        "at": round(keys[0].at, 6),
+        "keys": digits,
+        "times": [round(k.at, 6) for k in keys],
+        "summary": f"caller pressed {digits}",
+    }
 
 
 def _kind_of(event: Event) -> str:

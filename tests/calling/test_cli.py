@@ -60,7 +60,8 @@ def test_call_prints_a_ladder(
     assert code == 0
     assert "→ Conversation" in out
     assert "Workflow [answer, playPrompt, recognize]" in out
-    assert "caller pressed 1" in out
+    assert "caller pressed 1\n" in out
+    assert "caller pressed 1234#\n" in out  # one row per run of keys
     assert "→ recognizeOutcome success dtmfOptionMatched choice=sales" in out
     assert "→ recognizeOutcome success completedStopToneDetected digits=1234" in out
     assert out.splitlines()[-1].startswith("bot hung up · 3 workflows")
