@@ -15,7 +15,7 @@ import random
 import ssl
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -182,6 +182,10 @@ class _Call:
     ) -> None:
         self.settings = settings
         self.sleep = sleep
+        self.http_allowed = settings.http_allowed
+        self.engine_config = EngineConfig(
+            max_workflows=settings.max_workflows, fail_actions=settings.fail_actions
+        )
         self.store = store
         self.http = http
         self.listener = listener
@@ -317,11 +321,9 @@ class _Call:
         for f in findings:
             self.finding(f)
         errors = any(f.severity is Severity.ERROR for f in findings)
-        config = EngineConfig(
-            max_workflows=self.settings.max_workflows, fail_actions=self.settings.fail_actions
-        )
+        config = self.engine_config
         if errors:
-            callback = _usable_callback(document, self.settings.http_allowed)
+            callback = _usable_callback(document, self.http_allowed)
             if callback is None:
                 self.found(X.CALL_INVALID_NO_CALLBACK, "$.links.callback",
                            "the Workflow is invalid and has no usable callback for the validation outcome")  # fmt: skip
@@ -340,11 +342,8 @@ class _Call:
                 self.found(X.CALL_NOT_JSON, where, f"the Workflow could not be read: {why}")
                 return EndReason.BAD_RESPONSE
             media = await self.fetch_media(workflow)
-            config = EngineConfig(
-                max_workflows=self.settings.max_workflows,
-                fail_actions=self.settings.fail_actions,
-                media=media,
-            )
+            if media:
+                config = replace(config, media=media)
             run = run_workflow(workflow, self.settings.caller, self.progress, config)
             await self.replay(workflow, run)
             callback, app_state = workflow.callback, workflow.app_state
@@ -462,7 +461,7 @@ class _Call:
             self.found(X.CALL_CONTENT_TYPE, "response",
                        f"Content-Type is {content_type or 'missing'}, not application/json")  # fmt: skip
         context = RuleContext(
-            first=not self.progress.answered, allow_http=self.settings.http_allowed
+            first=not self.progress.answered, allow_http=self.http_allowed
         )
         judged = judge(delivery.body, context)
         if judged.not_json is not None:
