@@ -1,9 +1,19 @@
-"""Settings shared across botemu's services: addresses and defaults.
+"""Settings shared across botemu's services: addresses, the auth profile, registered bots.
 
 botemu listens on 127.0.0.1 unless told otherwise; any other address is an explicit flag.
+
+Every placeholder of the spec maps to a value botemu serves itself, for both authentication
+configurations of spec section Versioning (``v3.0`` and ``v3.1``). By default they are all URLs
+under botemu's own base address, so a bot configured with them talks to nothing but botemu. Each
+value can be overridden (``ServiceConfig.overrides``).
 """
 
 from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9070
@@ -13,3 +23,115 @@ DEFAULT_PORT = 9070
 def platform_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
     """The base URL of botemu's calling platform API (``links.call`` points under it)."""
     return f"http://{host}:{port}/_botemu"
+
+
+class Profile(enum.StrEnum):
+    """The two authentication configurations of spec section Versioning."""
+
+    V30 = "v3.0"
+    V31 = "v3.1"
+
+
+IDENTITY = "/_identity"
+"""Where the identity service lives under the base URL."""
+CONNECTOR_RESOURCE = "api://botemu-connector"
+GRAPH_RESOURCE = "api://botemu-graph"
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholders:
+    """The value of every placeholder of the spec, for one profile.
+
+    ``to_json`` has exactly the placeholder names (without braces) as keys.
+    """
+
+    base_url: str
+    token_url: str
+    connector_scope: str
+    openid_metadata_url: str
+    jwks_uri: str
+    connector_issuer: str
+    emulator_issuer: str
+    idp_openid_url: str
+    legacy_audience: str
+
+    @property
+    def connector_audience(self) -> str:
+        """The ``aud`` of tokens the bot presents to the connector: the scope's resource."""
+        return self.connector_scope.removesuffix("/.default")
+
+    def to_json(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+PLACEHOLDER_NAMES = tuple(f.name for f in fields(Placeholders))
+
+
+def default_placeholders(base_url: str, profile: Profile) -> Placeholders:
+    """botemu's own value for every placeholder (spec, Versioning 3).
+
+    The connector issuer and the key document are the same in both profiles; the token URL, the
+    scope, the metadata addresses and the emulator issuer differ, as in the spec's table.
+    """
+    base = base_url.rstrip("/")
+    identity = f"{base}{IDENTITY}"
+    tenant = "connector" if profile is Profile.V31 else "common"
+    return Placeholders(
+        base_url=base,
+        token_url=f"{identity}/{tenant}/oauth2/v2.0/token",
+        connector_scope=f"{CONNECTOR_RESOURCE if profile is Profile.V31 else GRAPH_RESOURCE}/.default",
+        openid_metadata_url=f"{identity}/{profile.value}/.well-known/openidconfiguration",
+        jwks_uri=f"{identity}/keys",
+        connector_issuer=f"{identity}/connector-issuer",
+        emulator_issuer=f"{identity}/{tenant}/",
+        idp_openid_url=f"{identity}/{tenant}/v2.0/.well-known/openid-configuration",
+        legacy_audience=GRAPH_RESOURCE,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BotRegistration:
+    """A bot registered with botemu: its app id and password, and where botemu reaches it."""
+
+    app_id: str
+    app_password: str
+    endpoint: str | None = None
+    """Messaging endpoint: where the connector posts activities."""
+    calling_endpoint: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    """How one running botemu is set up (``botemu serve``).
+
+    ``overrides`` replaces placeholder values, keyed ``name`` (both profiles) or
+    ``profile.name`` (``"v3.0.token_url"``).
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    profile: Profile = Profile.V31
+    bots: tuple[BotRegistration, ...] = ()
+    certs_dir: Path = Path("certs")
+    key_grace_seconds: float = 24 * 3600.0
+    token_lifetime_seconds: int = 3600
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def placeholders(self, profile: Profile | None = None) -> Placeholders:
+        chosen = profile or self.profile
+        values = default_placeholders(self.overrides.get("base_url", self.base_url), chosen)
+        changed = {
+            name: self.overrides[key]
+            for name in PLACEHOLDER_NAMES
+            for key in (name, f"{chosen.value}.{name}")
+            if key in self.overrides
+        }
+        return Placeholders(**(values.to_json() | changed))
+
+    def bot(self, app_id: str) -> BotRegistration | None:
+        return next((b for b in self.bots if b.app_id == app_id), None)
