@@ -76,12 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     from emulator.calling.cli import register as register_call
     from emulator.conformance.cli import register as register_conformance
     from emulator.scenario.cli import register as register_scenario
+    from emulator.service_cli import register as register_service
     from emulator.transcripts.cli import register as register_transcript
 
     register_call(sub)
     register_scenario(sub)
     register_transcript(sub)
     register_conformance(sub)
+    register_service(sub)
     return parser
 
 

@@ -460,9 +460,7 @@ class _Call:
         if content_type.split(";")[0].strip().lower() != JSON_TYPE:
             self.found(X.CALL_CONTENT_TYPE, "response",
                        f"Content-Type is {content_type or 'missing'}, not application/json")  # fmt: skip
-        context = RuleContext(
-            first=not self.progress.answered, allow_http=self.http_allowed
-        )
+        context = RuleContext(first=not self.progress.answered, allow_http=self.http_allowed)
         judged = judge(delivery.body, context)
         if judged.not_json is not None:
             e = judged.not_json

@@ -1,0 +1,99 @@
+"""Who is calling the connector: the Bearer token of a request, checked, gives the caller's app id.
+
+Spec, Authentication, "Bot to connector" 3: the connector accepts a request when the token is
+well formed, unexpired, issued by the identity provider and belongs to the calling bot. botemu
+checks the signature against a key of its own JWKS, the issuer (botemu's emulator issuer), the
+audience (the connector audience), ``exp`` with 5 minutes of skew, and that the app id is a
+registered bot. Any token problem is 401 (Unauthorized, with ``WWW-Authenticate: Bearer``); a good
+token of an app id that is not registered is 403. Whether the bot is a party to the conversation
+is the state's business (``models.ConnectorState.conversation(..., bot=)``).
+
+A ``Verifier`` is any callable from the Authorization header value to the app id, so tests can
+pass a fake one; ``identity_verifier`` builds the real one over ``emulator.identity.tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from emulator.config import Placeholders
+from emulator.connector.errors import forbidden, unauthorized
+from emulator.identity.keys import KeyStore
+from emulator.identity.tokens import Expectation, TokenError, bearer_token, validate
+
+
+class Verifier(Protocol):
+    def __call__(self, authorization: str | None) -> str:
+        """The caller's app id; raises ConnectorError (Unauthorized 401, Forbidden 403)."""
+        ...
+
+
+Claims = Mapping[str, object]
+
+
+def app_id_of(claims: Claims) -> str | None:
+    """The app id a token speaks for: ``appid`` for ``ver`` 1.0, ``azp`` for 2.0 (field notes,
+    Messaging and identity); without ``ver``, whichever of the two is present."""
+    version = claims.get("ver")
+    names = {"1.0": ("appid",), "2.0": ("azp",)}.get(str(version), ("appid", "azp"))
+    for name in names:
+        value = claims.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def claims_verifier(
+    check: Callable[[str | None], Claims],
+    *,
+    token_errors: tuple[type[Exception], ...],
+    registered: Callable[[str], bool],
+) -> Verifier:
+    """A Verifier from ``check``, which validates an Authorization header into claims.
+
+    ``token_errors`` are the exceptions that mean "bad token" (401); they may carry
+    ``.reason`` and ``.message``. Anything else raised by ``check`` propagates (a 500)."""
+
+    def verify(authorization: str | None) -> str:
+        if not authorization:
+            raise unauthorized("the Authorization header is missing", reason="missing")
+        try:
+            claims = check(authorization)
+        except token_errors as e:
+            message = getattr(e, "message", None) or str(e) or type(e).__name__
+            reason = getattr(e, "reason", None)
+            raise unauthorized(
+                f"the token was refused: {message}",
+                reason=None if reason is None else str(reason),
+            ) from e
+        app_id = app_id_of(claims)
+        if app_id is None:
+            raise unauthorized(
+                "the token has no appid (ver 1.0) or azp (ver 2.0) claim", reason="no-appid"
+            )
+        if not registered(app_id):
+            raise forbidden(f"app id {app_id!r} is not a bot registered with botemu")
+        return app_id
+
+    return verify
+
+
+def identity_verifier(
+    keys: KeyStore,
+    placeholders: Placeholders,
+    *,
+    registered: Callable[[str], bool],
+    clock: Callable[[], float],
+) -> Verifier:
+    """The real Verifier: ``emulator.identity.tokens`` checks each token against ``keys``,
+    botemu's emulator issuer and the connector audience (with 5 minutes of skew) at ``clock()``.
+    A ``TokenError`` is a 401 whose ``reason`` is the token check that failed."""
+    expectation = Expectation(
+        issuers=(placeholders.emulator_issuer,), audiences=(placeholders.connector_audience,)
+    )
+
+    def check(authorization: str | None) -> Claims:
+        return validate(bearer_token(authorization), keys, expectation, now=clock())
+
+    return claims_verifier(check, token_errors=(TokenError,), registered=registered)

@@ -1,0 +1,195 @@
+"""Delivering activities to a bot's messaging endpoint, the way the connector does.
+
+Each activity carries ``serviceUrl`` pointing at botemu and goes out with a signed Bearer token
+(spec, Authentication, "Connector to bot"). By default that is a connector-path token: ``iss`` the
+connector issuer, ``aud`` the bot's app id, and a ``serviceurl`` claim equal to the activity's
+``serviceUrl`` exactly (field notes). On request it is an emulator-path token ("Local test emulator
+to bot"): ``iss`` the emulator issuer, ``aud`` the app id (v3.1) or the legacy audience (v3.0),
+and ``ver`` 1.0 with ``appid`` or 2.0 with ``azp``. Tokens are cached and reused until five
+minutes before they expire, not signed per request.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from emulator.calling.delivery import read_limited
+from emulator.config import BotRegistration, Placeholders, Profile
+from emulator.identity.keys import KeyStore
+from emulator.identity.tokens import mint
+from emulator.jsonutil import JSON, JSONObject, dumps
+
+CHANNEL_ID = "botemu"
+REFRESH_BEFORE = 300.0
+"""Seconds before expiry when a cached token is replaced."""
+
+
+class TokenKind(enum.StrEnum):
+    CONNECTOR = "connector"
+    EMULATOR = "emulator"
+
+
+@dataclass
+class BotTokens:
+    """The tokens botemu presents to bots, cached per bot, path and serviceUrl."""
+
+    keys: KeyStore
+    placeholders: Placeholders
+    profile: Profile = Profile.V31
+    clock: Callable[[], float] = time.time
+    lifetime: int = 3600
+    _cache: dict[tuple[str, str, str, str, str], tuple[str, float]] = field(default_factory=dict)
+
+    def token(
+        self,
+        app_id: str,
+        *,
+        service_url: str,
+        kind: TokenKind = TokenKind.CONNECTOR,
+        version: str = "1.0",
+    ) -> str:
+        now = self.clock()
+        kid = self.keys.current().kid
+        key = (app_id, service_url, kind.value, version, kid)
+        cached = self._cache.get(key)
+        if cached is not None and cached[1] - REFRESH_BEFORE > now:
+            return cached[0]
+        claims = self.claims(app_id, service_url=service_url, kind=kind, version=version)
+        token = mint(self.keys, claims, now=now, lifetime=self.lifetime)
+        self._cache[key] = (token, now + self.lifetime)
+        return token
+
+    def claims(
+        self, app_id: str, *, service_url: str, kind: TokenKind, version: str = "1.0"
+    ) -> JSONObject:
+        p = self.placeholders
+        if kind is TokenKind.CONNECTOR:
+            return {"iss": p.connector_issuer, "aud": app_id, "serviceurl": service_url}
+        audience = app_id if self.profile is Profile.V31 else p.legacy_audience
+        claims: JSONObject = {"iss": p.emulator_issuer, "aud": audience, "ver": version}
+        claims["azp" if version == "2.0" else "appid"] = app_id
+        return claims
+
+
+@dataclass(frozen=True, slots=True)
+class BotAnswer:
+    """What the bot answered an activity with (or why it did not)."""
+
+    status: int | None
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    failure: str | None = None
+    latency_ms: float = 0.0
+
+    @property
+    def json(self) -> JSON:
+        try:
+            value: JSON = json.loads(self.body) if self.body.strip() else None
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return value
+
+
+Recorder = Callable[[str, str, JSONObject], None]
+"""(conversation id, event kind, payload): appends an event to the conversation's transcript."""
+
+
+class ActivitySender:
+    """Posts activities to bots over a shared aiohttp session."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        tokens: BotTokens,
+        *,
+        timeout: float = 15.0,
+        max_body: int = 1024 * 1024,
+        record: Recorder | None = None,
+    ) -> None:
+        self.http = http
+        self.tokens = tokens
+        self.timeout = timeout
+        self.max_body = max_body
+        self.record = record
+
+    def prepare(self, activity: Mapping[str, JSON]) -> JSONObject:
+        """The activity as the connector sends it: serviceUrl and channelId filled in."""
+        out: JSONObject = dict(activity)
+        out["serviceUrl"] = self.tokens.placeholders.base_url
+        out.setdefault("channelId", CHANNEL_ID)
+        return out
+
+    async def send(
+        self,
+        bot: BotRegistration,
+        conversation_id: str,
+        activity: Mapping[str, JSON],
+        *,
+        kind: TokenKind = TokenKind.CONNECTOR,
+        version: str = "1.0",
+    ) -> BotAnswer:
+        """POST one activity to the bot's messaging endpoint; never raises for the bot's doing."""
+        if not bot.endpoint:
+            return BotAnswer(None, failure=f"bot {bot.app_id} has no messaging endpoint")
+        body = self.prepare(activity)
+        service_url = str(body["serviceUrl"])
+        token = self.tokens.token(bot.app_id, service_url=service_url, kind=kind, version=version)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        label = f"{body.get('type', 'activity')}"
+        self._record(conversation_id, "http.request", {
+            "summary": f"→ bot: {label}" + _text_of(body),
+            "method": "POST",
+            "url": bot.endpoint,
+            "headers": {"Authorization": f"Bearer {token[:12]}…", "Content-Type": "application/json"},
+            "body": body,
+            "token": kind.value,
+        })  # fmt: skip
+        started = time.perf_counter()
+        try:
+            async with self.http.post(
+                bot.endpoint,
+                data=dumps(body),
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                allow_redirects=False,
+            ) as response:
+                data, oversized = await read_limited(response, self.max_body)
+                answer = BotAnswer(
+                    response.status,
+                    data,
+                    {k: v for k, v in response.headers.items()},
+                    "body over the size limit" if oversized else None,
+                    (time.perf_counter() - started) * 1000,
+                )
+        except TimeoutError:
+            answer = BotAnswer(None, failure=f"no answer within {self.timeout:g}s")
+        except (aiohttp.ClientError, OSError) as e:
+            answer = BotAnswer(None, failure=f"connection failed: {str(e) or type(e).__name__}")
+        if answer.status is None:
+            self._record(conversation_id, "http.error", {
+                "summary": f"✗ bot: {answer.failure}", "error": answer.failure or "",
+            })  # fmt: skip
+        else:
+            self._record(conversation_id, "http.response", {
+                "summary": f"← bot {answer.status} in {answer.latency_ms:.0f} ms",
+                "status": answer.status,
+                "headers": {k: v for k, v in answer.headers.items()},
+                "body": answer.body.decode("utf-8", "replace"),
+                "latency_ms": round(answer.latency_ms, 3),
+            })  # fmt: skip
+        return answer
+
+    def _record(self, conversation_id: str, kind: str, payload: JSONObject) -> None:
+        if self.record is not None:
+            self.record(conversation_id, kind, payload)
+
+
+def _text_of(activity: Mapping[str, JSON]) -> str:
+    text = activity.get("text")
+    return f" {str(text)[:60]!r}" if isinstance(text, str) and text else ""

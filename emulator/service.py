@@ -1,0 +1,243 @@
+"""A running botemu: identity, connector and the control API, in one aiohttp application.
+
+One emulator, one issuer, one key set: ``botemu serve`` runs this app, and ``chat``, ``token``,
+``config`` and the probes talk to it over its control API, kept apart from the emulated platform
+API under ``/_botemu/``:
+
+==================================================  ============================================
+``GET  /_botemu/health``                            ``{"status": "ok", "version"}``
+``GET  /_botemu/config``                            every spec placeholder of the active profile,
+                                                    plus ``bots`` (app ids and endpoints)
+``POST /_botemu/keys/rotate``                       a new signing key; the old one stays published
+                                                    for the grace period
+``POST /_botemu/reset``                             forget every conversation
+``POST /_botemu/token``  ``{"app_id"}``             a token as the token endpoint issues it
+``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
+``"conversation_id"?}``                             with conversationUpdate the first time)
+``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
+==================================================  ============================================
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp import web
+
+from emulator import __version__
+from emulator.config import BotRegistration, ServiceConfig
+from emulator.connector.auth import identity_verifier
+from emulator.connector.errors import ConnectorError
+from emulator.connector.models import ConnectorState
+from emulator.connector.routes import setup_connector
+from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
+from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
+from emulator.jsonutil import JSON, JSONObject
+from emulator.transcripts.store import TranscriptError, TranscriptStore
+
+CONTROL = "/_botemu"
+USER: JSONObject = {"id": "user-1", "name": "User", "role": "user"}
+
+
+@dataclass
+class Emulator:
+    """The one state object of a running botemu (owned by the app, resettable)."""
+
+    config: ServiceConfig
+    identity: IdentityService
+    connector: ConnectorState
+    store: TranscriptStore
+    tokens: BotTokens
+    clock: Callable[[], float] = time.time
+    sender: ActivitySender | None = None
+    opened: dict[str, str] = field(default_factory=dict)
+    """Conversation id -> app id of conversations opened through the control API."""
+
+    def bot(self, app_id: str) -> BotRegistration:
+        bot = self.config.bot(app_id)
+        if bot is None:
+            raise web.HTTPNotFound(text=f"no bot registered with app id {app_id}")
+        return bot
+
+    def record(self, conversation_id: str, kind: str, payload: JSONObject) -> None:
+        try:
+            self.store.append(conversation_id, kind, payload)
+        except TranscriptError:
+            pass  # a conversation the store does not know: recording never fails a send
+
+    async def chat(
+        self, app_id: str, text: str, conversation_id: str | None, kind: TokenKind
+    ) -> tuple[str, str, BotAnswer]:
+        """Send a user's message to a bot; (conversation id, activity id, the bot's answer)."""
+        assert self.sender is not None
+        bot = self.bot(app_id)
+        if conversation_id is None or conversation_id not in self.opened:
+            conversation = self.connector.open_conversation(app_id, USER)
+            conversation_id = conversation.id
+            self.opened[conversation_id] = app_id
+            update = self.activity(conversation_id, app_id, {
+                "type": "conversationUpdate",
+                "membersAdded": [dict(USER), {"id": app_id, "name": bot.name or "bot"}],
+            })  # fmt: skip
+            await self.sender.send(bot, conversation_id, update, kind=kind)
+        message = self.activity(conversation_id, app_id, {"type": "message", "text": text})
+        activity_id = self.connector.post_activity(conversation_id, message, from_bot=False)
+        message["id"] = activity_id
+        answer = await self.sender.send(bot, conversation_id, message, kind=kind)
+        return conversation_id, activity_id, answer
+
+    def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:
+        return {
+            "id": uuid.uuid4().hex,
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock())),
+            "from": dict(USER),
+            "recipient": {"id": app_id, "role": "bot"},
+            "conversation": {"id": conversation_id},
+            **fields,
+        }
+
+
+EMULATOR = web.AppKey("emulator", Emulator)
+
+
+def make_app(
+    config: ServiceConfig, store: TranscriptStore, *, clock: Callable[[], float] = time.time
+) -> web.Application:
+    """The whole emulator as one aiohttp application."""
+    identity = IdentityService.from_config(config, clock=clock)
+    identity.keys.current()  # generate (or load) the signing key before serving
+    placeholders = config.placeholders()
+    connector = ConnectorState(service_url=placeholders.base_url, clock=clock)
+    verifier = identity_verifier(
+        identity.keys, placeholders, registered=lambda a: config.bot(a) is not None, clock=clock
+    )
+    tokens = BotTokens(identity.keys, placeholders, config.profile, clock)
+    app = web.Application(client_max_size=8 * 1024 * 1024)
+    app[IDENTITY] = identity
+    app[EMULATOR] = Emulator(config, identity, connector, store, tokens, clock)
+    app.add_routes(identity_routes(identity))
+    setup_connector(app, connector, verifier, store=store)
+    app.add_routes(control_routes())
+    app.cleanup_ctx.append(_http_client)
+    return app
+
+
+async def _http_client(app: web.Application) -> AsyncIterator[None]:
+    emulator = app[EMULATOR]
+    async with aiohttp.ClientSession() as http:
+        emulator.sender = ActivitySender(http, emulator.tokens, record=emulator.record)
+        yield
+        emulator.sender = None
+
+
+def control_routes() -> list[web.RouteDef]:
+    return [
+        web.get(f"{CONTROL}/health", _health),
+        web.get(f"{CONTROL}/config", _config),
+        web.post(f"{CONTROL}/keys/rotate", _rotate),
+        web.post(f"{CONTROL}/reset", _reset),
+        web.post(f"{CONTROL}/token", _token),
+        web.post(f"{CONTROL}/chat", _chat),
+        web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
+    ]
+
+
+def config_document(config: ServiceConfig) -> JSONObject:
+    """The object ``GET /_botemu/config`` answers: every placeholder name (without braces) of
+    the active profile, plus the registered bots."""
+    out: JSONObject = dict(config.placeholders().to_json())
+    out["bots"] = [
+        {"app_id": b.app_id, "endpoint": b.endpoint, "name": b.name} for b in config.bots
+    ]
+    return out
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "version": __version__})
+
+
+async def _config(request: web.Request) -> web.Response:
+    return web.json_response(config_document(request.app[EMULATOR].config))
+
+
+async def _rotate(request: web.Request) -> web.Response:
+    keys = request.app[EMULATOR].identity.keys
+    new = keys.rotate()
+    return web.json_response({"kid": new.kid, "published": [k.kid for k in keys.published()]})
+
+
+async def _reset(request: web.Request) -> web.Response:
+    emulator = request.app[EMULATOR]
+    emulator.connector.reset()
+    emulator.opened.clear()
+    return web.json_response({"status": "reset"})
+
+
+async def _body(request: web.Request) -> JSONObject:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise web.HTTPBadRequest(text="the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(text="the body is not a JSON object")
+    return body
+
+
+def _string(body: JSONObject, name: str, *, required: bool = True) -> str | None:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise web.HTTPBadRequest(text=f"{name} is required (a string)")
+    return value
+
+
+async def _token(request: web.Request) -> web.Response:
+    emulator = request.app[EMULATOR]
+    app_id = _string(await _body(request), "app_id")
+    assert app_id is not None
+    emulator.bot(app_id)
+    token, expires_in = emulator.identity.token_for(app_id)
+    return web.json_response(
+        {"token_type": "Bearer", "access_token": token, "expires_in": expires_in}
+    )
+
+
+async def _chat(request: web.Request) -> web.Response:
+    emulator = request.app[EMULATOR]
+    body = await _body(request)
+    app_id, text = _string(body, "app_id"), _string(body, "text")
+    assert app_id is not None and text is not None
+    conversation_id = _string(body, "conversation_id", required=False)
+    kind = TokenKind.EMULATOR if body.get("token") == "emulator" else TokenKind.CONNECTOR
+    try:
+        conversation_id, activity_id, answer = await emulator.chat(
+            app_id, text, conversation_id, kind
+        )
+    except ConnectorError as e:
+        raise web.HTTPBadRequest(text=str(e)) from e
+    result: JSONObject = {
+        "conversation_id": conversation_id,
+        "activity_id": activity_id,
+        "status": answer.status,
+        "failure": answer.failure,
+    }
+    return web.json_response(result)
+
+
+async def _activities(request: web.Request) -> web.Response:
+    emulator = request.app[EMULATOR]
+    try:
+        conversation = emulator.connector.conversation(request.match_info["id"])
+    except ConnectorError as e:
+        raise web.HTTPNotFound(text=str(e)) from e
+    try:
+        after = int(request.query.get("after", "0"))
+    except ValueError:
+        raise web.HTTPBadRequest(text="after is a number") from None
+    activities: list[JSON] = list(conversation.activities[after:])
+    return web.json_response({"activities": activities, "next": after + len(activities)})

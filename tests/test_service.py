@@ -1,0 +1,214 @@
+"""A running botemu: the control API, and the reference echo bot chatting through it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
+
+import jwt
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from emulator.config import PLACEHOLDER_NAMES, BotRegistration, ServiceConfig
+from emulator.service import EMULATOR, make_app
+from emulator.transcripts.store import TranscriptStore
+
+ROOT = Path(__file__).resolve().parent.parent
+APP_ID = "11111111-2222-3333-4444-555555555555"
+OTHER = "99999999-2222-3333-4444-555555555555"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def load_echo_bot() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("echo_bot_svc", ROOT / "examples" / "echo_bot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Running:
+    """botemu on a real port, with the echo bot registered and running beside it."""
+
+    def __init__(self, emulator: TestClient, bot_url: str, config: ServiceConfig) -> None:
+        self.emulator = emulator
+        self.bot_url = bot_url
+        self.config = config
+
+
+@pytest.fixture
+async def running(tmp_path: Path) -> AsyncIterator[Running]:
+    port, bot_port = free_port(), free_port()
+    bot_url = f"http://127.0.0.1:{bot_port}/api/messages"
+    config = ServiceConfig(
+        port=port,
+        certs_dir=tmp_path / "certs",
+        bots=(BotRegistration(APP_ID, "s3cret", bot_url), BotRegistration(OTHER, "other", None)),
+    )
+    store = TranscriptStore(tmp_path / "t.db")
+    emulator = TestClient(TestServer(make_app(config, store), host="127.0.0.1", port=port))
+    await emulator.start_server()
+    p = config.placeholders()
+    echo = load_echo_bot()
+    settings = echo.Settings(
+        app_id=APP_ID, app_password="s3cret", token_url=p.token_url,
+        connector_scope=p.connector_scope, openid_metadata_url=p.openid_metadata_url,
+        connector_issuer=p.connector_issuer, idp_openid_url=p.idp_openid_url,
+        emulator_issuer=p.emulator_issuer,
+    )  # fmt: skip
+    runner = web.AppRunner(echo.make_app(settings))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", bot_port).start()
+    try:
+        yield Running(emulator, bot_url, config)
+    finally:
+        await runner.cleanup()
+        await emulator.close()
+        store.close()
+
+
+async def test_health_and_config(running: Running) -> None:
+    health = await running.emulator.get("/_botemu/health")
+    assert (await health.json())["status"] == "ok"
+    config = await (await running.emulator.get("/_botemu/config")).json()
+    assert set(config) == set(PLACEHOLDER_NAMES) | {"bots"}
+    assert config == running.config.placeholders().to_json() | {
+        "bots": [
+            {"app_id": APP_ID, "endpoint": running.bot_url, "name": None},
+            {"app_id": OTHER, "endpoint": None, "name": None},
+        ]
+    }
+
+
+async def test_chat_through_the_connector_with_the_echo_bot(running: Running) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    assert sent["status"] == 200
+    page = await (await running.emulator.get(
+        f"/_botemu/conversations/{sent['conversation_id']}/activities"
+    )).json()  # fmt: skip
+    texts = [a.get("text") for a in page["activities"] if a["from"].get("role") != "user"]
+    assert texts == ["Welcome, User! Say something and I will echo it.", "echo: hello"]
+    again = await (await running.emulator.post(
+        "/_botemu/chat",
+        json={"app_id": APP_ID, "text": "twice", "conversation_id": sent["conversation_id"]},
+    )).json()  # fmt: skip
+    assert again["conversation_id"] == sent["conversation_id"]
+
+
+async def test_emulator_path_tokens_are_accepted_too(running: Running) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hi", "token": "emulator"}
+    )).json()  # fmt: skip
+    assert sent["status"] == 200
+
+
+async def test_a_token_of_another_bot_cannot_touch_the_conversation(running: Running) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    token = await (await running.emulator.post("/_botemu/token", json={"app_id": OTHER})).json()
+    other = {"Authorization": f"Bearer {token['access_token']}"}
+    response = await running.emulator.post(
+        f"/v3/conversations/{sent['conversation_id']}/activities",
+        json={"type": "message", "text": "not yours"}, headers=other,
+    )  # fmt: skip
+    assert response.status == 403
+    body = await response.json()
+    assert set(body["error"]) == {"code", "message"}
+
+
+async def test_connector_refuses_a_missing_token(running: Running) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    response = await running.emulator.post(
+        f"/v3/conversations/{sent['conversation_id']}/activities", json={"type": "message"}
+    )
+    assert response.status == 401
+
+
+async def test_tokens_sent_to_the_bot_are_signed_by_the_published_keys(running: Running) -> None:
+    emulator = running.emulator.server.app[EMULATOR]
+    p = running.config.placeholders()
+    token = emulator.tokens.token(APP_ID, service_url=p.base_url)
+    jwks = await (await running.emulator.get("/_identity/keys")).json()
+    key = jwt.PyJWK(jwks["keys"][0])
+    claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=APP_ID,
+                        issuer=p.connector_issuer)  # fmt: skip
+    assert claims["serviceurl"] == p.base_url
+    assert emulator.tokens.token(APP_ID, service_url=p.base_url) == token  # cached, not re-signed
+
+
+async def test_key_rotation_keeps_the_old_key_published(running: Running) -> None:
+    before = await (await running.emulator.get("/_identity/keys")).json()
+    rotated = await (await running.emulator.post("/_botemu/keys/rotate")).json()
+    after = await (await running.emulator.get("/_identity/keys")).json()
+    assert len(after["keys"]) == len(before["keys"]) + 1
+    assert rotated["kid"] in {k["kid"] for k in after["keys"]}
+
+
+async def test_control_api_bad_input(running: Running) -> None:
+    assert (await running.emulator.post("/_botemu/chat", data=b"not json")).status == 400
+    assert (await running.emulator.post("/_botemu/chat", json={"text": "x"})).status == 400
+    unknown = await running.emulator.post("/_botemu/token", json={"app_id": "nobody"})
+    assert unknown.status == 404
+    assert (await running.emulator.get("/_botemu/conversations/nope/activities")).status == 404
+
+
+@pytest.mark.slow
+def test_serve_answers_health_within_a_second_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--certs",
+         str(tmp_path / "certs"), "--db", str(tmp_path / "t.db"), "--app-id", APP_ID,
+         "--app-password", "pw", "--bot-endpoint", "http://127.0.0.1:1/api/messages"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env=os.environ | {"PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        banner = [proc.stdout.readline()]  # printed once the address is bound
+        assert banner[0].startswith("botemu v3.1 listening on")
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
+            s.sendall(b"GET /_botemu/health HTTP/1.0\r\n\r\n")
+            answer = s.recv(4096)
+        assert b"200 OK" in answer and time.monotonic() - started < 1.0
+        while not banner[-1].startswith("Ctrl-C stops."):
+            banner.append(proc.stdout.readline())
+            assert banner[-1], "the banner ended early"
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+        out = "".join(banner) + rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, err
+    assert "BOTEMU_TOKEN_URL=" in out and "botemu: stopping" in out
+    config = subprocess.run(
+        [sys.executable, "-m", "emulator", "config", "--json", "--port", str(port),
+         "--emulator", f"http://127.0.0.1:{port}"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert config.returncode == 0  # no emulator running any more: computed from the options
+    assert json.loads(config.stdout)["base_url"] == f"http://127.0.0.1:{port}"
