@@ -20,7 +20,13 @@ from typing import Protocol
 from emulator.config import Placeholders
 from emulator.connector.errors import forbidden, unauthorized
 from emulator.identity.keys import KeyStore
-from emulator.identity.tokens import Expectation, TokenError, bearer_token, validate
+from emulator.identity.tokens import (
+    Expectation,
+    TokenError,
+    VerifiedTokens,
+    bearer_token,
+    validate,
+)
 
 
 class Verifier(Protocol):
@@ -93,7 +99,10 @@ def identity_verifier(
         issuers=(placeholders.emulator_issuer,), audiences=(placeholders.connector_audience,)
     )
 
+    verified = VerifiedTokens()
+
     def check(authorization: str | None) -> Claims:
-        return validate(bearer_token(authorization), keys, expectation, now=clock())
+        token = bearer_token(authorization)
+        return validate(token, keys, expectation, now=clock(), verified=verified)
 
     return claims_verifier(check, token_errors=(TokenError,), registered=registered)

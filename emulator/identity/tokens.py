@@ -26,6 +26,7 @@ several faults reports the first.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -125,8 +126,43 @@ def mint(
     return jwt.encode(payload, signer.private_key, algorithm=ALGORITHM, headers=headers)
 
 
-def validate(token: str, keys: KeyStore, expect: Expectation, *, now: float) -> dict[str, JSON]:
-    """The claims of ``token`` if it passes every check at time ``now``, else ``TokenError``."""
+class VerifiedTokens:
+    """Tokens whose RS256 signature has verified, with their key id and claims (bounded, least
+    recently used first out). Checking a signature is the costly part of validation and a bot
+    reuses one token for many requests; a remembered token is still checked against the key
+    document (its key must still be published) and all its claims against the clock, every time."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._tokens: OrderedDict[str, tuple[str, dict[str, JSON]]] = OrderedDict()
+
+    def get(self, token: str) -> tuple[str, dict[str, JSON]] | None:
+        hit = self._tokens.get(token)
+        if hit is not None:
+            self._tokens.move_to_end(token)
+        return hit
+
+    def put(self, token: str, kid: str, claims: dict[str, JSON]) -> None:
+        self._tokens[token] = (kid, claims)
+        if len(self._tokens) > self.size:
+            self._tokens.popitem(last=False)
+
+
+def validate(
+    token: str,
+    keys: KeyStore,
+    expect: Expectation,
+    *,
+    now: float,
+    verified: VerifiedTokens | None = None,
+) -> dict[str, JSON]:
+    """The claims of ``token`` if it passes every check at time ``now``, else ``TokenError``.
+    With ``verified``, a token whose signature verified before is not verified again."""
+    if verified is not None:
+        hit = verified.get(token)
+        if hit is not None and keys.find(hit[0]) is not None:
+            _check_claims(hit[1], expect, now)
+            return dict(hit[1])
     if token.count(".") != 2:
         raise TokenError("malformed", "a JWT has three parts separated by dots")
     try:
@@ -150,6 +186,8 @@ def validate(token: str, keys: KeyStore, expect: Expectation, *, now: float) -> 
         raise TokenError("signature", f"the signature does not verify with key {kid}") from e
     except jwt.InvalidTokenError as e:  # claim checks are off: only a bad payload or header
         raise TokenError("malformed", f"unreadable token ({e})") from e
+    if verified is not None:
+        verified.put(token, kid, dict(claims))
     _check_claims(claims, expect, now)
     return claims
 

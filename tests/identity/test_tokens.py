@@ -312,3 +312,29 @@ def test_token_error_fields() -> None:
     assert caught.value.reason == "scheme"
     assert str(caught.value) == f"scheme: {caught.value.message}"
     assert len(caught.value.message) < 120
+
+
+def test_a_remembered_token_is_still_checked_against_the_clock_and_the_key_document(
+    tmp_path: Path,
+) -> None:
+    from emulator.identity.tokens import VerifiedTokens
+
+    clock = [1_000_000.0]
+    store = KeyStore(tmp_path / "keys", clock=lambda: clock[0], grace_seconds=60)
+    token = mint(store, {"iss": "i", "aud": "a"}, now=clock[0], lifetime=100)
+    expect = Expectation(issuers=("i",), audiences=("a",))
+    verified = VerifiedTokens(size=2)
+    assert validate(token, store, expect, now=clock[0], verified=verified)["iss"] == "i"
+    assert verified.get(token) is not None
+    with pytest.raises(TokenError) as expired:
+        validate(token, store, expect, now=clock[0] + 100 + 301, verified=verified)
+    assert expired.value.reason == "expired"
+    with pytest.raises(TokenError) as audience:
+        validate(token, store, Expectation(issuers=("i",), audiences=("b",)), now=clock[0],
+                 verified=verified)  # fmt: skip
+    assert audience.value.reason == "audience"
+    store.rotate()
+    clock[0] += 61  # the signing key leaves the key document after the grace period
+    with pytest.raises(TokenError) as gone:
+        validate(token, store, expect, now=clock[0], verified=verified)
+    assert gone.value.reason == "unknown-kid"
