@@ -10,7 +10,14 @@ BotemuError                  root: anything botemu raises on purpose
 ├── ScenarioError            a scenario file is invalid (scenario/loader.py; file, line, column)
 │   └── ScenarioFileError    ... or could not be read at all
 ├── CertError                certificates could not be written or read (certs.py; has .path)
-└── ProbeError               a conformance probe could not run (conformance/tls.py; has .url)
+├── ProbeError               a conformance probe could not run (conformance/tls.py; has .url)
+├── IdentityError            signing keys could not be read or written (identity/keys.py)
+│   └── OAuthError           a token request is refused (RFC 6749 5.2: .error, .status)
+├── TokenError               a JWT fails validation (identity/tokens.py; .reason names the check)
+└── ConnectorError           a connector request is refused (connector/errors.py; .status,
+                             .code: BadArgument, BadSyntax, MissingProperty, Unauthorized,
+                             Forbidden, NotFound, MethodNotAllowed, MessageSizeTooBig,
+                             ServiceError)
 
 The classes outside this module are defined beside the code that raises them.
 
