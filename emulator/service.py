@@ -29,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from emulator import __version__
-from emulator.config import BotRegistration, ServiceConfig
+from emulator.config import BotRegistration, Profile, ServiceConfig
 from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState
@@ -112,8 +112,11 @@ def make_app(
     identity.keys.current()  # generate (or load) the signing key before serving
     placeholders = config.placeholders()
     connector = ConnectorState(service_url=placeholders.base_url, clock=clock)
-    verifier = identity_verifier(
-        identity.keys, placeholders, registered=lambda a: config.bot(a) is not None, clock=clock
+    verifier = identity_verifier(  # tokens of either profile's token endpoint are accepted
+        identity.keys,
+        [config.placeholders(p) for p in Profile],
+        registered=lambda a: config.bot(a) is not None,
+        clock=clock,
     )
     tokens = BotTokens(identity.keys, placeholders, config.profile, clock)
     app = web.Application(client_max_size=8 * 1024 * 1024)

@@ -13,13 +13,14 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import urlsplit
 
 import jwt
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from emulator.config import PLACEHOLDER_NAMES, BotRegistration, ServiceConfig
+from emulator.config import PLACEHOLDER_NAMES, BotRegistration, Profile, ServiceConfig
 from emulator.service import EMULATOR, make_app
 from emulator.transcripts.store import TranscriptStore
 
@@ -212,3 +213,21 @@ def test_serve_answers_health_within_a_second_and_stops_on_ctrl_c(tmp_path: Path
     )  # fmt: skip
     assert config.returncode == 0  # no emulator running any more: computed from the options
     assert json.loads(config.stdout)["base_url"] == f"http://127.0.0.1:{port}"
+
+
+async def test_the_connector_accepts_tokens_of_either_profile(running: Running) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    for profile in ("v3.0", "v3.1"):
+        p = running.config.placeholders(Profile(profile))
+        form = {"grant_type": "client_credentials", "client_id": APP_ID,
+                "client_secret": "s3cret", "scope": p.connector_scope}  # fmt: skip
+        path = urlsplit(p.token_url).path
+        token = await (await running.emulator.post(path, data=form)).json()
+        response = await running.emulator.post(
+            f"/v3/conversations/{sent['conversation_id']}/activities",
+            json={"type": "message", "text": f"from {profile}"},
+            headers={"Authorization": f"Bearer {token['access_token']}"},
+        )
+        assert response.status in (200, 201), await response.text()

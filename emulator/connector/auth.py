@@ -14,7 +14,7 @@ pass a fake one; ``identity_verifier`` builds the real one over ``emulator.ident
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from emulator.config import Placeholders
@@ -87,7 +87,7 @@ def claims_verifier(
 
 def identity_verifier(
     keys: KeyStore,
-    placeholders: Placeholders,
+    placeholders: Placeholders | Sequence[Placeholders],
     *,
     registered: Callable[[str], bool],
     clock: Callable[[], float],
@@ -95,8 +95,10 @@ def identity_verifier(
     """The real Verifier: ``emulator.identity.tokens`` checks each token against ``keys``,
     botemu's emulator issuer and the connector audience (with 5 minutes of skew) at ``clock()``.
     A ``TokenError`` is a 401 whose ``reason`` is the token check that failed."""
+    profiles = [placeholders] if isinstance(placeholders, Placeholders) else list(placeholders)
     expectation = Expectation(
-        issuers=(placeholders.emulator_issuer,), audiences=(placeholders.connector_audience,)
+        issuers=tuple(dict.fromkeys(p.emulator_issuer for p in profiles)),
+        audiences=tuple(dict.fromkeys(p.connector_audience for p in profiles)),
     )
 
     verified = VerifiedTokens()
