@@ -18,6 +18,7 @@ from emulator import __version__
 from emulator.calling.exchange_rules import EXCHANGE_RULES
 from emulator.calling.rules import RULES, RuleContext, validate_workflow
 from emulator.calling.wire import loads
+from emulator.conformance.auth import RULES as AUTH_RULES
 from emulator.conformance.tls import RULES as TLS_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
@@ -209,7 +210,7 @@ class _Paint:
 
 # --- rules -------------------------------------------------------------------------------------
 
-REGISTRIES: tuple[RuleRegistry, ...] = (RULES, EXCHANGE_RULES, TLS_RULES)
+REGISTRIES: tuple[RuleRegistry, ...] = (RULES, EXCHANGE_RULES, TLS_RULES, AUTH_RULES)
 
 
 def rules_markdown(registries: Sequence[RuleRegistry] = REGISTRIES) -> str:

@@ -15,6 +15,8 @@ API under ``/_botemu/``:
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
 ``"conversation_id"?}``                             with conversationUpdate the first time)
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
+``POST /_botemu/probe/auth``  ``{"bot", "app_id"}``  the auth conformance probe, run with the
+                                                    emulator's own keys (docs/probe-auth.md)
 ==================================================  ============================================
 """
 
@@ -30,11 +32,14 @@ from aiohttp import web
 
 from emulator import __version__
 from emulator.config import BotRegistration, Profile, ServiceConfig
+from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
+from emulator.conformance.tls import ProbeError
 from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState
 from emulator.connector.routes import setup_connector
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
+from emulator.findings import Finding
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.jsonutil import JSON, JSONObject
 from emulator.transcripts.store import TranscriptError, TranscriptStore
@@ -146,6 +151,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/token", _token),
         web.post(f"{CONTROL}/chat", _chat),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
+        web.post(f"{CONTROL}/probe/auth", _probe_auth),
     ]
 
 
@@ -244,3 +250,64 @@ async def _activities(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text="after is a number") from None
     activities: list[JSON] = list(conversation.activities[after:])
     return web.json_response({"activities": activities, "next": after + len(activities)})
+
+
+# --- probe auth ---------------------------------------------------------------------------------
+
+
+async def _probe_auth(request: web.Request) -> web.Response:
+    """``POST /_botemu/probe/auth`` ``{"bot"?, "app_id"?, "timeout"?}``: run the auth probe
+    (``emulator.conformance.auth``) with this botemu's keys, placeholders, profile and clock;
+    ``{"bot", "app_id", "conversation_id", "findings"}``. The bot must be registered (its replies
+    authenticate at the connector): without ``app_id``, the bot registered at ``bot``; without
+    ``bot``, the endpoint of ``app_id``. 400 bad input, 404 no such bot, 502 bot unreachable."""
+    emulator = request.app[EMULATOR]
+    body = await _body(request)
+    app_id, url = _string(body, "app_id", required=False), _string(body, "bot", required=False)
+    timeout = body.get("timeout", 10.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise web.HTTPBadRequest(text="timeout is a number of seconds, more than 0, at most 3600")
+    if app_id is not None:
+        bot = emulator.config.bot(app_id)
+    elif url is not None:
+        bot = next((b for b in emulator.config.bots if b.endpoint == url), None)
+    else:
+        raise web.HTTPBadRequest(text="give app_id or bot (or both)")
+    if bot is None:
+        which = f"with app id {app_id}" if app_id else f"at {url}"
+        raise web.HTTPNotFound(
+            text=f"no bot is registered {which}; the probe needs one (its replies must "
+            "authenticate at the connector): botemu serve --bot-endpoint URL --app-id ID "
+            "--app-password PW"
+        )
+    url = url or bot.endpoint
+    if url is None:
+        raise web.HTTPBadRequest(text=f"bot {bot.app_id} has no messaging endpoint: give bot")
+    try:
+        check_url(url)
+    except ProbeError as e:
+        raise web.HTTPBadRequest(text=str(e)) from None
+    conversation = emulator.connector.open_conversation(bot.app_id, PROBE_USER)
+
+    def stage(activity: JSONObject) -> JSONObject:
+        activity_id = emulator.connector.post_activity(conversation.id, activity, from_bot=False)
+        return dict(conversation.activity(activity_id))
+
+    def note(finding: Finding) -> None:
+        emulator.record(conversation.id, "finding", {"summary": str(finding), **finding.to_json()})
+
+    factory = TokenFactory(emulator.identity.keys, emulator.tokens.placeholders,
+                           emulator.config.profile, bot.app_id, clock=emulator.clock)  # fmt: skip
+    assert emulator.sender is not None
+    try:
+        findings = await probe_auth(url, factory, http=emulator.sender.http, timeout=timeout,
+                                    on_finding=note, stage=stage)  # fmt: skip
+    except ProbeError as e:
+        raise web.HTTPBadGateway(text=str(e)) from None
+    result: dict[str, object] = {
+        "bot": url,
+        "app_id": bot.app_id,
+        "conversation_id": conversation.id,
+        "findings": [f.to_json() for f in findings],
+    }
+    return web.json_response(result)

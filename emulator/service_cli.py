@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 import time
@@ -33,7 +32,7 @@ from emulator.config import (
 )
 from emulator.errors import BotemuError
 from emulator.service import config_document, make_app
-from emulator.transcripts.store import DEFAULT_DB, TranscriptStore
+from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_EMULATOR = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
@@ -58,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "print the settings a bot needs, and serve until Ctrl-C.",
     )
     _service_options(serve)
-    serve.add_argument("--db", type=Path, default=_default_db(), help="transcript database")
+    serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     serve.set_defaults(handler=_serve)
 
     config = subparsers.add_parser(
@@ -98,10 +97,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     chat.add_argument("--emulator-token", action="store_true",
                       help="send emulator-path tokens instead of connector-path ones")  # fmt: skip
     chat.set_defaults(handler=_chat)
-
-
-def _default_db() -> Path:
-    return Path(os.environ.get("BOTEMU_DB", str(DEFAULT_DB)))
 
 
 def _service_options(parser: argparse.ArgumentParser) -> None:
@@ -331,7 +326,7 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
         port=parts.port or DEFAULT_PORT,
         bots=(BotRegistration(args.app_id, args.app_password or "", args.bot),),
     )
-    with TranscriptStore(_default_db(), write_behind=True) as store:
+    with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
             return await _converse(emulator, args, out)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,7 +17,7 @@ from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.calling.wire import WireOptions
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
-from emulator.transcripts.store import DEFAULT_DB, EventKind, TranscriptStore
+from emulator.transcripts.store import EventKind, TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULTS = RetryPolicy()
@@ -48,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     call.add_argument("--json", action="store_true", help="print the whole transcript as JSON")
     call.add_argument("--pace", type=float, default=0.0,
                       help="0 runs in virtual time (default); 1.0 in real time")  # fmt: skip
-    call.add_argument("--db", type=Path, default=_default_db(), help="transcript database")
+    call.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     call.add_argument("--certs", type=Path, default=Path("certs"),
                       help="certificates directory for an https bot (botemu certs)")  # fmt: skip
     call.add_argument("--ca", type=Path, help="CA that signed the bot's certificate")
@@ -63,10 +62,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     call.add_argument("--legacy-validation-outcome", action="store_true",
                       help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
     call.set_defaults(handler=_call)
-
-
-def _default_db() -> Path:
-    return Path(os.environ.get("BOTEMU_DB", str(DEFAULT_DB)))
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,9 +1,14 @@
-"""The ``botemu certs`` and ``botemu probe tls`` subcommands (wired in by ``emulator.cli``).
+"""The ``botemu certs``, ``botemu probe tls`` and ``botemu probe auth`` subcommands (wired in by
+``emulator.cli``).
 
-``register(subparsers)`` adds both; ``add_certs_parser`` and ``add_tls_probe_parser`` add one each
-(the latter to an existing ``probe`` subparsers action, next to other probes). Exit codes: 0 when
-everything ran and passed, 1 when the probe found an error, 2 for a usage or configuration error
-(one line on standard error, never a traceback).
+``register(subparsers)`` adds them all; ``add_certs_parser``, ``add_tls_probe_parser`` and
+``add_auth_probe_parser`` add one each (the probes to an existing ``probe`` subparsers action).
+Exit codes: 0 when everything ran and passed, 1 when the probe found an error, 2 for a usage or
+configuration error (one line on standard error, never a traceback).
+
+``probe auth`` runs inside a botemu, because a bot answers an accepted message by replying through
+the connector: the one answering at ``--emulator`` (``POST /_botemu/probe/auth``), or else one
+started in-process on that address with the bot registered from ``--app-id``/``--app-password``.
 """
 
 from __future__ import annotations
@@ -15,10 +20,18 @@ import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import aiohttp
 
 from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs, load_certs
+from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
+from emulator.conformance import auth
 from emulator.conformance.tls import ProbeError, check_url, probe_tls
+from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
+from emulator.service_cli import DEFAULT_EMULATOR, running, serving
+from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_DIR = "certs"
@@ -35,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     probes = probe.add_subparsers(dest="probe", metavar="PROBE", required=True)
     add_tls_probe_parser(probes)
+    add_auth_probe_parser(probes)
 
 
 def add_certs_parser(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -90,6 +104,44 @@ def add_tls_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.Ar
     )
     tls.set_defaults(handler=probe_tls_handler)
     return tls
+
+
+def add_auth_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = probes.add_parser(
+        "auth",
+        help="send a messaging bot tokens it must refuse (and three it must accept)",
+        description="Post one message to the bot's messaging endpoint per case: a valid "
+        "connector token, one expired within the clock skew and a valid emulator-path token "
+        "(which it must accept), and tokens that "
+        "break one rule of spec section Authentication each (which it must refuse with 403). The "
+        "probe runs in the botemu at --emulator, or in one started here when none answers. "
+        "Exit 0: no error; 1: the bot accepted a bad token, crashed, or refused a good one; 2: "
+        "usage error, or the bot or the emulator cannot be reached.",
+    )
+    parser.add_argument("--bot", required=True, metavar="URL", help="the bot's messaging endpoint")
+    parser.add_argument(
+        "--app-id", help="the bot's app id (default: the bot registered at URL with the botemu)"
+    )
+    parser.add_argument(
+        "--app-password",
+        help="the bot's password, for a botemu started here (its replies authenticate with it)",
+    )
+    parser.add_argument(
+        "--emulator",
+        default=DEFAULT_EMULATOR,
+        metavar="URL",
+        help=f"the botemu to probe from, started here when none answers (default {DEFAULT_EMULATOR})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds allowed for each case (default 10)",
+    )
+    parser.set_defaults(handler=probe_auth_handler)
+    return parser
 
 
 def _seconds(text: str) -> float:
@@ -237,3 +289,123 @@ def _count(n: int, word: str) -> str:
 
 def _fail(command: str, message: str) -> None:
     print(f"botemu {command}: {message}", file=sys.stderr)
+
+
+# --- probe auth ---------------------------------------------------------------------------------
+
+
+def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        auth.check_url(args.bot)
+        emulator = _emulator_url(args.emulator)
+        report = asyncio.run(_probe_auth(args, emulator))
+        findings = [_finding(item) for item in report.get("findings") or []]
+        if not findings:
+            raise BotemuError(f"the botemu at {emulator} ran no case")
+    except OSError as e:  # the in-process botemu cannot listen
+        _fail("probe auth", f"cannot start a botemu at {args.emulator}: {e.strerror or e}")
+        return EXIT_USAGE
+    except BotemuError as e:
+        _fail("probe auth", str(e))
+        return EXIT_USAGE
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    if args.json:
+        json.dump(
+            {
+                "bot": args.bot,
+                "app_id": report.get("app_id"),
+                "emulator": emulator,
+                "conversation_id": report.get("conversation_id"),
+                "passed": errors == 0,
+                "errors": errors,
+                "warnings": sum(f.severity is Severity.WARNING for f in findings),
+                "findings": [f.to_json() for f in findings],
+            },
+            out,
+            indent=2,
+        )
+        out.write("\n")
+        return EXIT_FAILED if errors else EXIT_OK
+    colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
+    out.write(f"Auth probe of {args.bot} (app id {report.get('app_id')}) from {emulator}\n")
+    width = max(len(f.where) for f in findings)
+    for f in findings:
+        out.write(f"  {f.where:{width}} {_mark(f, colour)}  {f.message} [{f.rule}]\n")
+    out.write(_summary(args.bot, findings) + "\n")
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+def _emulator_url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme != "http" or not parts.hostname:
+        raise BotemuError(f"--emulator {text!r} must be an http URL with a host")
+    try:
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        raise BotemuError(f"--emulator {text!r} has a bad port") from None
+    return text.rstrip("/")
+
+
+async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]:
+    """The route's answer, from the botemu at ``emulator`` or from one started here."""
+    body: dict[str, Any] = {"bot": args.bot, "timeout": args.timeout}
+    if args.app_id:
+        body["app_id"] = args.app_id
+    if await running(emulator):
+        return await _post_probe(emulator, body, args.timeout)
+    if not args.app_id:
+        raise BotemuError(
+            f"no botemu answers at {emulator}; to start one here, give --app-id (and "
+            "--app-password, which the bot's replies need)"
+        )
+    parts = urlsplit(emulator)
+    config = ServiceConfig(
+        host=parts.hostname or DEFAULT_HOST,
+        port=parts.port or DEFAULT_PORT,
+        bots=(BotRegistration(args.app_id, args.app_password or "", args.bot),),
+    )
+    with TranscriptStore(default_db(), write_behind=True) as store:
+        async with serving(config, store):
+            return await _post_probe(emulator, body, args.timeout)
+
+
+async def _post_probe(emulator: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+    url = f"{emulator}/_botemu/probe/auth"
+    limit = aiohttp.ClientTimeout(total=len(auth.CASES) * timeout + 30)
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(url, json=body, timeout=limit) as response,
+        ):
+            text = await response.text()
+            status = response.status
+    except (aiohttp.ClientError, TimeoutError) as e:
+        raise BotemuError(f"POST {url} failed: {str(e) or type(e).__name__}") from None
+    if status >= 400:
+        message = " ".join(text.split())[:300]
+        if not message or message.startswith(f"{status}:"):  # not an answer of the probe route
+            message = f"POST {url}: HTTP {status}{': ' if message else ''}{message}"
+        raise BotemuError(message)
+    try:
+        report = json.loads(text)
+    except ValueError:
+        report = None
+    if not isinstance(report, dict):
+        raise BotemuError(f"POST {url}: the answer is not a JSON object")
+    return report
+
+
+def _finding(item: object) -> Finding:
+    """A finding as the route serialised it (``Finding.to_json``)."""
+    if not isinstance(item, dict):
+        raise BotemuError("the botemu answered a finding that is not an object")
+    try:
+        return Finding(
+            str(item["rule"]),
+            Severity(item["severity"]),
+            str(item["where"]),
+            str(item["message"]),
+            None if item.get("evidence") is None else str(item["evidence"]),
+        )
+    except (KeyError, ValueError) as e:
+        raise BotemuError(f"the botemu answered an unreadable finding ({e})") from None

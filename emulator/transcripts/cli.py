@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -19,14 +18,15 @@ from typing import Any, TextIO
 from emulator.jsonutil import JSON
 from emulator.transcripts.store import (
     DEFAULT_DB,
+    ENV_DB,
     CallSummary,
     StoredEvent,
     TranscriptError,
     TranscriptStore,
+    default_db,
 )
 
 EXIT_OK, EXIT_USAGE = 0, 2
-ENV_DB = "BOTEMU_DB"
 _PROG = "botemu transcript"
 _FALLBACK_WIDTH = 160  # a summary-less event is shown as kind + compact JSON, cut to this
 
@@ -108,7 +108,7 @@ def _needs_action(parser: argparse.ArgumentParser) -> Handler:
 
 def db_path(args: argparse.Namespace) -> Path:
     """``--db``, else ``$BOTEMU_DB``, else the default."""
-    return Path(args.db or os.environ.get(ENV_DB) or DEFAULT_DB)
+    return Path(args.db) if args.db else default_db()
 
 
 def _open(args: argparse.Namespace) -> TranscriptStore:

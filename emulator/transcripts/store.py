@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import enum
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -37,6 +38,15 @@ from emulator.jsonutil import JSON, dumps
 from emulator.transcripts.writer import WriteBehind
 
 DEFAULT_DB = Path(".botemu") / "transcripts.db"
+ENV_DB = "BOTEMU_DB"
+
+
+def default_db() -> Path:
+    """The transcript database every command uses unless told: ``$BOTEMU_DB``, else
+    ``.botemu/transcripts.db``."""
+    return Path(os.environ.get(ENV_DB) or DEFAULT_DB)
+
+
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x626F7465  # "bote": marks the file as a botemu transcript database
 

@@ -1,0 +1,512 @@
+"""The auth probe: does a messaging bot refuse every token the platform would never send?
+
+Spec (Authentication, Connector to bot 4-6, and Local test emulator to bot 1-7): the bot accepts
+a call only with a Bearer JWT from the right issuer, for its app id, unexpired (5 minutes of skew)
+and signed by a published key, and on the emulator path with its app id in ``appid``; on any
+failure it answers 403, and no switch turns this off. The probe posts one ``message`` activity per
+case, each with one Authorization header built by a ``TokenFactory`` from botemu's own keys:
+
+========================  ===================================================================
+``valid``                 a good connector token: the positive control, must be accepted
+``no-header``             no Authorization header
+``scheme``                the good token under ``Basic`` instead of ``Bearer``
+``malformed``             three dot-separated parts whose header is not JSON
+``issuer``                ``iss`` a foreign issuer
+``audience``              ``aud`` the connector's audience instead of the bot's app id
+``expired``               expired 6 minutes ago, beyond the 5-minute skew
+``expired-within-skew``   expired 4 minutes ago, within the skew: must be accepted
+``not-yet-valid``         ``nbf`` 6 minutes ahead
+``tampered``              ``exp`` changed after signing, the old signature kept
+``unknown-key``           signed by a key that is not published (its JWK embedded in the header)
+``unknown-kid``           signed by the published key under a ``kid`` that is not published
+``forged-signature``      the published ``kid``, signed by another key
+``alg-none``              ``alg: none`` and no signature
+``hs256-public-key``      HS256 keyed with the published public key (PEM)
+``emulator-valid``        a good emulator-path token: the emulator path's positive control
+``emulator-no-appid``     an emulator-path token without ``appid``
+``emulator-wrong-appid``  an emulator-path token whose ``appid`` is another app's
+========================  ===================================================================
+
+Verdicts (``Finding.where`` is the case name): a bad token answered 403 passes (info); 2xx is an
+error (a security hole), 5xx an error (a crash on bad input), any other status a warning (the spec
+says 403; real SDKs answer 401 or 500, field notes), and no answer a warning. A token that must be
+accepted passes with 2xx and is an error otherwise. When a path's positive control is not
+accepted, the refusals on that path prove nothing and are warnings. A bad URL, or a bot that
+cannot be reached for the first case, raises ``ProbeError``.
+
+The bot answers an accepted ``message`` by replying through the connector, so the probe runs
+inside a running botemu (``POST /_botemu/probe/auth``), which puts each activity in a
+conversation (``stage``) before it is sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import aiohttp
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from yarl import URL
+
+from emulator.config import Placeholders, Profile
+from emulator.conformance.tls import ProbeError
+from emulator.connector.sender import CHANNEL_ID, BotTokens, TokenKind
+from emulator.findings import Finding, RuleRegistry, Severity
+from emulator.identity.keys import KeyStore, b64url
+from emulator.identity.tokens import mint
+from emulator.jsonutil import JSON, JSONObject, dumps
+
+RULES = RuleRegistry("Auth probe (connector and emulator to bot)")
+_C = "spec Authentication, Connector to bot"
+_E = "spec Authentication, Local test emulator to bot"
+_r = RULES.add
+_r("AUTH-VALID-ACCEPTED", Severity.ERROR, f"{_C} 4",
+   "The bot accepts a valid connector token (the positive control: when it is refused, the "
+   "other connector cases prove nothing).")  # fmt: skip
+_r("AUTH-NO-HEADER", Severity.ERROR, f"{_C} 4.1, 5",
+   "The bot refuses a call without an Authorization header with 403.")  # fmt: skip
+_r("AUTH-SCHEME", Severity.ERROR, f"{_C} 4.1, 5",
+   "The bot refuses a token sent with a scheme other than Bearer with 403.")  # fmt: skip
+_r("AUTH-MALFORMED", Severity.ERROR, f"{_C} 4.2, 5",
+   "The bot refuses a token that is not a JWT with 403 (and does not crash).")  # fmt: skip
+_r("AUTH-ISSUER", Severity.ERROR, f"{_C} 4.3, 5",
+   "The bot refuses a token whose iss is not the connector issuer with 403.")  # fmt: skip
+_r("AUTH-AUDIENCE", Severity.ERROR, f"{_C} 4.4, 5",
+   "The bot refuses a token whose aud is not its app id with 403.")  # fmt: skip
+_r("AUTH-EXPIRED", Severity.ERROR, f"{_C} 4.5, 5",
+   "The bot refuses a token expired longer ago than the 5-minute clock skew with 403.")  # fmt: skip
+_r("AUTH-EXPIRED-WITHIN-SKEW", Severity.ERROR, f"{_C} 4.5; Limits (clock skew)",
+   "The bot accepts a token that expired less than 5 minutes ago (the allowed clock skew).")  # fmt: skip
+_r("AUTH-NOT-YET-VALID", Severity.ERROR, f"{_C} 4.2, 4.5, 5 (RFC 7519 nbf)",
+   "The bot refuses a token whose nbf is further ahead than the clock skew with 403.")  # fmt: skip
+_r("AUTH-TAMPERED", Severity.ERROR, f"{_C} 4.6, 5",
+   "The bot refuses a token whose payload was changed after it was signed with 403.")  # fmt: skip
+_r("AUTH-UNKNOWN-KEY", Severity.ERROR, f"{_C} 4.6, 5",
+   "The bot refuses a token signed by a key that is not in the key document (even when the "
+   "token carries the key itself) with 403.")  # fmt: skip
+_r("AUTH-UNKNOWN-KID", Severity.ERROR, f"{_C} 4.6, 5; field notes (a kid not in the key set fails)",
+   "The bot refuses a token whose kid is not in the key document with 403, without trying the "
+   "other keys.")  # fmt: skip
+_r("AUTH-FORGED-SIGNATURE", Severity.ERROR, f"{_C} 4.6, 5",
+   "The bot refuses a token that names a published kid but is signed by another key with "
+   "403.")  # fmt: skip
+_r("AUTH-ALG-NONE", Severity.ERROR, f"{_C} 4.6, 5; field notes (RS256 only)",
+   "The bot refuses an unsigned token (alg none) with 403.")  # fmt: skip
+_r("AUTH-HS256-PUBLIC-KEY", Severity.ERROR, f"{_C} 4.6, 5; field notes (RS256 only)",
+   "The bot refuses an HS256 token keyed with the published RSA public key with 403.")  # fmt: skip
+_r("AUTH-EMULATOR-VALID", Severity.ERROR, f"{_E} 1-7",
+   "The bot accepts a valid emulator-path token (the positive control of that path).")  # fmt: skip
+_r("AUTH-EMULATOR-NO-APPID", Severity.ERROR, f"{_E} 5",
+   "The bot refuses an emulator-path token without an appid claim with 403.")  # fmt: skip
+_r("AUTH-EMULATOR-WRONG-APPID", Severity.ERROR, f"{_E} 5",
+   "The bot refuses an emulator-path token whose appid is not its app id with 403.")  # fmt: skip
+
+SKEW = 300
+"""The clock skew the spec allows on token expiry (Limits: 5 minutes)."""
+MARGIN = 60
+"""How far beyond (or within) the skew the lifetime cases are."""
+FOREIGN_ISSUER = "https://issuer.invalid/botemu-auth-probe/"
+OTHER_APP_IDS = ("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff")
+PROBE_USER: JSONObject = {"id": "botemu-auth-probe", "name": "botemu auth probe", "role": "user"}
+
+Stage = Callable[[JSONObject], JSONObject]
+"""Takes an activity about to be sent and returns it as it goes out (botemu stores it in a
+conversation and gives it its id, so that the bot's reply to it is accepted)."""
+
+
+class TokenFactory:
+    """Builds the Authorization tokens of the cases from botemu's keys and placeholders.
+
+    Good tokens carry exactly the claims botemu's connector sends (``BotTokens.claims``) and are
+    signed with ``mint``; the bad ones change one thing each. ``clock`` is read per token.
+    """
+
+    def __init__(
+        self,
+        keys: KeyStore,
+        placeholders: Placeholders,
+        profile: Profile,
+        app_id: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        lifetime: int = 3600,
+    ) -> None:
+        self.keys = keys
+        self.placeholders = placeholders
+        self.profile = profile
+        self.app_id = app_id
+        self.clock = clock
+        self.lifetime = lifetime
+        self._tokens = BotTokens(keys, placeholders, profile, clock, lifetime)
+
+    @property
+    def service_url(self) -> str:
+        """The ``serviceUrl`` of the activities (and the ``serviceurl`` claim): botemu's."""
+        return self.placeholders.base_url
+
+    @property
+    def other_app_id(self) -> str:
+        return next(a for a in OTHER_APP_IDS if a != self.app_id)
+
+    @property
+    def wrong_audience(self) -> str:
+        aud = self.placeholders.connector_audience
+        return aud if aud != self.app_id else "api://botemu-auth-probe"
+
+    # --- good tokens, one claim changed ------------------------------------------------------------
+
+    def claims(self, kind: TokenKind, **changes: JSON) -> JSONObject:
+        """The claims of a good token of ``kind`` issued now, then ``changes``."""
+        now = int(self.clock())
+        good = self._tokens.claims(self.app_id, service_url=self.service_url, kind=kind)
+        return {"iat": now, "nbf": now, "exp": now + self.lifetime, **good, **changes}
+
+    def token(self, kind: TokenKind, **changes: JSON) -> str:
+        """A token signed with botemu's current key."""
+        return mint(self.keys, self.claims(kind, **changes), now=self.clock())
+
+    def without(self, kind: TokenKind, *names: str) -> str:
+        claims = {k: v for k, v in self.claims(kind).items() if k not in names}
+        return mint(self.keys, claims, now=self.clock())
+
+    def expired(self, seconds_ago: int) -> str:
+        exp = int(self.clock()) - seconds_ago
+        start = exp - self.lifetime
+        return self.token(TokenKind.CONNECTOR, iat=start, nbf=start, exp=exp)
+
+    def not_yet_valid(self, seconds_ahead: int) -> str:
+        nbf = int(self.clock()) + seconds_ahead
+        return self.token(TokenKind.CONNECTOR, nbf=nbf, exp=nbf + self.lifetime)
+
+    # --- bad tokens ----------------------------------------------------------------------------
+
+    def malformed(self) -> str:
+        """Three base64url parts, the header of which is not JSON."""
+        _, payload, signature = self.token(TokenKind.CONNECTOR).split(".")
+        return f"{b64url(b'not a JSON header')}.{payload}.{signature}"
+
+    def tampered(self) -> str:
+        """A good token whose ``exp`` was moved a day later after signing."""
+        header, payload, signature = self.token(TokenKind.CONNECTOR).split(".")
+        claims = json.loads(_b64decode(payload))
+        claims["exp"] += 86400
+        return f"{header}.{b64url(dumps(claims))}.{signature}"
+
+    def unknown_key(self) -> str:
+        """Signed by a fresh key whose kid is not published; its public JWK rides in the header
+        (a bot that trusts an embedded ``jwk`` accepts it)."""
+        kid = self._foreign_kid
+        numbers = self._foreign_key.public_key().public_numbers()
+        jwk: JSONObject = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+                           "n": _b64uint(numbers.n), "e": _b64uint(numbers.e)}  # fmt: skip
+        header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": kid, "x5t": kid, "jwk": jwk}
+        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(self._foreign_key))
+
+    def unknown_kid(self) -> str:
+        """Signed by botemu's current key, under a kid that is not published."""
+        kid = b64url(os.urandom(20))  # shaped like an x5t, published nowhere
+        header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": kid, "x5t": kid}
+        signer = self.keys.current().private_key
+        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(signer))
+
+    def forged_signature(self) -> str:
+        """Names botemu's current kid, but is signed by another key."""
+        current = self.keys.current()
+        header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": current.kid, "x5t": current.x5t}
+        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(self._foreign_key))
+
+    def alg_none(self) -> str:
+        header: JSONObject = {"typ": "JWT", "alg": "none", "kid": self.keys.current().kid}
+        return _encode(header, self.claims(TokenKind.CONNECTOR), lambda _: b"")
+
+    def hs256_public_key(self) -> str:
+        """HS256 with the PEM (SubjectPublicKeyInfo) of the published key as the HMAC secret.
+
+        Built by hand: PyJWT refuses to use a PEM key as an HMAC secret, which is the point."""
+        current = self.keys.current()
+        secret = current.public_key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        header: JSONObject = {"typ": "JWT", "alg": "HS256", "kid": current.kid}
+        return _encode(
+            header,
+            self.claims(TokenKind.CONNECTOR),
+            lambda data: hmac.new(secret, data, hashlib.sha256).digest(),
+        )
+
+    @cached_property
+    def _foreign_key(self) -> rsa.RSAPrivateKey:
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    @cached_property
+    def _foreign_kid(self) -> str:
+        der = self._foreign_key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return b64url(hashlib.sha1(der).digest())
+
+    @staticmethod
+    def _rs256(key: rsa.RSAPrivateKey) -> Callable[[bytes], bytes]:
+        return lambda data: key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+
+
+def _encode(header: JSONObject, claims: JSONObject, sign: Callable[[bytes], bytes]) -> str:
+    signing_input = f"{b64url(dumps(header))}.{b64url(dumps(claims))}"
+    return f"{signing_input}.{b64url(sign(signing_input.encode('ascii')))}"
+
+
+def _b64decode(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _b64uint(value: int) -> str:
+    return b64url(value.to_bytes((value.bit_length() + 7) // 8 or 1, "big"))
+
+
+# --- the cases ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One activity: a name (the findings' ``where``), its rule, the token path, what it presents
+    (for messages), how its Authorization header is built (None: no header), and whether the bot
+    must accept it. ``control`` marks the positive control of its path."""
+
+    name: str
+    rule: str
+    path: TokenKind
+    presents: str
+    build: Callable[[TokenFactory], str | None]
+    expect_accept: bool = False
+    control: bool = False
+
+
+def _bearer(token: str) -> str:
+    return f"Bearer {token}"
+
+
+_CON, _EMU = TokenKind.CONNECTOR, TokenKind.EMULATOR
+_BEYOND, _WITHIN = SKEW + MARGIN, SKEW - MARGIN
+CASES: tuple[Case, ...] = (
+    Case("valid", "AUTH-VALID-ACCEPTED", _CON, "a valid connector token",
+         lambda f: _bearer(f.token(_CON)), expect_accept=True, control=True),
+    Case("no-header", "AUTH-NO-HEADER", _CON, "a call without an Authorization header",
+         lambda f: None),
+    Case("scheme", "AUTH-SCHEME", _CON, "a valid token under the Basic scheme",
+         lambda f: f"Basic {f.token(_CON)}"),
+    Case("malformed", "AUTH-MALFORMED", _CON, "a token whose header is not JSON",
+         lambda f: _bearer(f.malformed())),
+    Case("issuer", "AUTH-ISSUER", _CON, f"a token from the foreign issuer {FOREIGN_ISSUER}",
+         lambda f: _bearer(f.token(_CON, iss=FOREIGN_ISSUER))),
+    Case("audience", "AUTH-AUDIENCE", _CON, "a token for the connector's audience instead of the bot's app id",
+         lambda f: _bearer(f.token(_CON, aud=f.wrong_audience))),
+    Case("expired", "AUTH-EXPIRED", _CON,
+         f"a token expired {_BEYOND // 60} minutes ago (beyond the {SKEW // 60}-minute skew)",
+         lambda f: _bearer(f.expired(_BEYOND))),
+    Case("expired-within-skew", "AUTH-EXPIRED-WITHIN-SKEW", _CON,
+         f"a token expired {_WITHIN // 60} minutes ago (within the {SKEW // 60}-minute skew)",
+         lambda f: _bearer(f.expired(_WITHIN)), expect_accept=True),
+    Case("not-yet-valid", "AUTH-NOT-YET-VALID", _CON,
+         f"a token valid only {_BEYOND // 60} minutes from now (nbf)",
+         lambda f: _bearer(f.not_yet_valid(_BEYOND))),
+    Case("tampered", "AUTH-TAMPERED", _CON, "a token whose exp was changed after signing",
+         lambda f: _bearer(f.tampered())),
+    Case("unknown-key", "AUTH-UNKNOWN-KEY", _CON,
+         "a token signed by an unpublished key (its JWK in the header)",
+         lambda f: _bearer(f.unknown_key())),
+    Case("unknown-kid", "AUTH-UNKNOWN-KID", _CON,
+         "a token with an unpublished kid (signed by the published key)",
+         lambda f: _bearer(f.unknown_kid())),
+    Case("forged-signature", "AUTH-FORGED-SIGNATURE", _CON,
+         "a token naming the published kid but signed by another key",
+         lambda f: _bearer(f.forged_signature())),
+    Case("alg-none", "AUTH-ALG-NONE", _CON, "an unsigned token (alg none)",
+         lambda f: _bearer(f.alg_none())),
+    Case("hs256-public-key", "AUTH-HS256-PUBLIC-KEY", _CON,
+         "an HS256 token keyed with the published public key",
+         lambda f: _bearer(f.hs256_public_key())),
+    Case("emulator-valid", "AUTH-EMULATOR-VALID", _EMU, "a valid emulator-path token",
+         lambda f: _bearer(f.token(_EMU)), expect_accept=True, control=True),
+    Case("emulator-no-appid", "AUTH-EMULATOR-NO-APPID", _EMU,
+         "an emulator-path token without appid", lambda f: _bearer(f.without(_EMU, "appid"))),
+    Case("emulator-wrong-appid", "AUTH-EMULATOR-WRONG-APPID", _EMU,
+         "an emulator-path token with another app's appid",
+         lambda f: _bearer(f.token(_EMU, appid=f.other_app_id))),
+)  # fmt: skip
+
+
+# --- running --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one case got: the HTTP status (None without an answer) and the evidence."""
+
+    status: int | None
+    detail: str
+    unreachable: bool = False
+
+
+def check_url(bot_url: str) -> URL:
+    """The bot's messaging endpoint as a URL; ``ProbeError`` unless it is http(s) with a host."""
+    try:
+        url = URL(bot_url)
+    except ValueError as e:
+        raise ProbeError(bot_url, f"not a URL ({e})") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ProbeError(bot_url, "the bot's messaging endpoint must be an http(s) URL with a host")
+    return url
+
+
+async def probe_auth(
+    bot_url: str,
+    factory: TokenFactory,
+    *,
+    http: aiohttp.ClientSession,
+    timeout: float = 10.0,
+    on_finding: Callable[[Finding], None] | None = None,
+    stage: Stage | None = None,
+) -> list[Finding]:
+    """Run every case against ``bot_url`` and return one finding per case, in order.
+
+    The bot's app id and the ``serviceUrl`` come from ``factory``; ``timeout`` bounds each case;
+    ``on_finding`` sees each finding as soon as it is judged; ``stage`` sees each activity before
+    it is sent. Raises ``ProbeError`` for a bad URL or a bot that cannot be reached at all.
+    """
+    check_url(bot_url)
+    conversation = f"botemu-auth-probe-{uuid.uuid4().hex[:12]}"
+    findings: list[Finding] = []
+    controls: dict[TokenKind, Attempt] = {}
+    for case in CASES:
+        activity = _activity(case, factory, conversation)
+        if stage is not None:
+            activity = stage(activity)
+        attempt = await _send(http, bot_url, activity, case.build(factory), timeout)
+        if not findings and attempt.unreachable:
+            raise ProbeError(bot_url, f"cannot connect: {attempt.detail}")
+        if case.control:
+            controls[case.path] = attempt
+            finding = _judge_control(case, attempt)
+        else:
+            finding = _judge(case, attempt, controls.get(case.path))
+        findings.append(finding)
+        if on_finding is not None:
+            on_finding(finding)
+    return findings
+
+
+def _activity(case: Case, factory: TokenFactory, conversation: str) -> JSONObject:
+    return {
+        "type": "message",
+        "id": f"probe-{uuid.uuid4().hex}",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(factory.clock())),
+        "channelId": CHANNEL_ID,
+        "serviceUrl": factory.service_url,
+        "from": dict(PROBE_USER),
+        "recipient": {"id": factory.app_id, "role": "bot"},
+        "conversation": {"id": conversation},
+        "text": f"botemu auth probe: {case.name}",
+    }
+
+
+async def _send(
+    http: aiohttp.ClientSession,
+    bot_url: str,
+    activity: JSONObject,
+    authorization: str | None,
+    timeout: float,
+) -> Attempt:
+    headers = {"Content-Type": "application/json"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout / 2)
+    try:
+        async with http.post(
+            bot_url, data=dumps(activity), headers=headers, timeout=limits, allow_redirects=False
+        ) as response:
+            await response.read()
+            return Attempt(response.status, f"HTTP {response.status}")
+    except aiohttp.ConnectionTimeoutError:
+        return Attempt(None, f"no connection within {timeout / 2:g} s", unreachable=True)
+    except TimeoutError:
+        return Attempt(None, f"no answer within {timeout:g} s")
+    except aiohttp.ClientConnectorError as e:
+        return Attempt(None, e.os_error.strerror or str(e.os_error), unreachable=True)
+    except (aiohttp.ClientError, OSError) as e:
+        return Attempt(None, f"connection failed: {str(e) or type(e).__name__}")
+
+
+# --- verdicts -----------------------------------------------------------------------------------
+
+
+def _accepted(attempt: Attempt) -> bool:
+    return attempt.status is not None and 200 <= attempt.status < 300
+
+
+def _judge_control(case: Case, attempt: Attempt) -> Finding:
+    if _accepted(attempt):
+        return Finding(case.rule, Severity.INFO, case.name,
+                       f"accepted {case.presents} ({attempt.detail})")  # fmt: skip
+    hint = (
+        "did its reply through botemu's connector fail?"
+        if attempt.status is not None and attempt.status >= 500
+        else "is it configured with this botemu's settings (botemu config)?"
+    )
+    return Finding(
+        case.rule,
+        Severity.ERROR,
+        case.name,
+        f"positive control refused: the bot did not accept {case.presents} ({attempt.detail}), "
+        f"so the probe cannot judge the other {case.path.value}-path cases; {hint}",
+        attempt.detail,
+    )
+
+
+def _judge(case: Case, attempt: Attempt, control: Attempt | None) -> Finding:
+    rule, where, detail, status = case.rule, case.name, attempt.detail, attempt.status
+    judged = control is None or _accepted(control)
+
+    def finding(severity: Severity, message: str) -> Finding:
+        return Finding(
+            rule, severity, where, message, None if severity is Severity.INFO else detail
+        )
+
+    if case.expect_accept:
+        if _accepted(attempt):
+            return finding(Severity.INFO, f"accepted {case.presents} ({detail})")
+        if status is None:
+            return finding(Severity.WARNING, f"no answer to {case.presents}: {detail}")
+        if not judged:
+            return finding(Severity.WARNING, f"refused {case.presents} ({detail}), but the valid "
+                           f"{case.path.value} token was refused too: inconclusive")  # fmt: skip
+        if status >= 500:
+            return finding(Severity.ERROR, f"crashed on {case.presents} ({detail})")
+        return finding(Severity.ERROR, f"refused {case.presents} ({detail}); the spec allows "
+                       f"{SKEW // 60} minutes of clock skew, so it must be accepted")  # fmt: skip
+    if _accepted(attempt):
+        return finding(Severity.ERROR,
+                       f"accepted a bad token (security hole): {case.presents} ({detail})")  # fmt: skip
+    if status is None:
+        return finding(Severity.WARNING, f"no answer to {case.presents}: {detail}")
+    if not judged:
+        return finding(Severity.WARNING, f"refused {case.presents} ({detail}), but the valid "
+                       f"{case.path.value} token was refused too: inconclusive")  # fmt: skip
+    if status == 403:
+        return finding(Severity.INFO, f"refused {case.presents} ({detail})")
+    if status >= 500:
+        return finding(Severity.ERROR, f"crashed on {case.presents} ({detail}); a bad token "
+                       "must be refused with 403")  # fmt: skip
+    if 400 <= status < 500:
+        return finding(Severity.WARNING,
+                       f"refused {case.presents} with HTTP {status}; the spec says 403")  # fmt: skip
+    return finding(Severity.WARNING,
+                   f"answered {case.presents} with HTTP {status}; the spec says 403")  # fmt: skip

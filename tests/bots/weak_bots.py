@@ -1,0 +1,286 @@
+"""Messaging bots that validate tokens like examples/echo_bot.py, each with one flaw switched on.
+
+``make_weak_bot(settings, flaw)`` builds an aiohttp app serving ``POST /api/messages``. It checks
+the Authorization header the way the spec asks (Authentication, Connector to bot 4; Local test
+emulator to bot 1-7) with PyJWT and the keys of the issuer's OpenID metadata, except for the one
+thing its flaw gets wrong. A request that passes is answered 200 without a reply (the auth probe
+judges only the HTTP answer); one that fails is answered 403. ``flaw=None`` is a correct bot.
+
+Flaws (``FLAWS``): what each gets wrong -> the probe cases it must fail.
+
+- ``optional-auth``: a call without Authorization is let through -> ``no-header``
+- ``any-scheme``: the last word of the header is the token, whatever the scheme -> ``scheme``
+- ``skip-issuer``: an unknown iss is read as the connector's -> ``issuer``
+- ``skip-audience``: aud is not checked -> ``audience``
+- ``skip-expiry``: exp is not checked -> ``expired``
+- ``no-skew``: exp and nbf are checked with no clock skew -> ``expired-within-skew``
+- ``skip-nbf``: nbf is not checked -> ``not-yet-valid``
+- ``any-signature``: the signature is not verified -> ``tampered``, ``forged-signature``
+- ``trust-embedded-jwk``: a ``jwk`` in the token header is trusted -> ``unknown-key``
+- ``unknown-kid-ok``: an unknown kid falls back to every published key -> ``unknown-kid``
+- ``accept-none``: alg none is accepted unsigned -> ``alg-none``
+- ``hs256-public-key``: HS256 is verified with the public key's PEM -> ``hs256-public-key``
+- ``ignore-appid``: the emulator path's appid is not checked -> ``emulator-no-appid``,
+  ``emulator-wrong-appid``
+- ``answers-401``: refuses with 401 instead of 403 -> none (warnings only)
+- ``crashes``: raises on a bad token (HTTP 500) -> every bad token
+
+Runnable for manual work: ``python tests/bots/weak_bots.py FLAW --port N`` with the settings of
+``botemu serve`` in the environment (``BOT_APP_ID``, ``BOTEMU_OPENID_METADATA_URL``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import jwt
+from aiohttp import web
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+
+FLAWS = (
+    "optional-auth",
+    "any-scheme",
+    "skip-issuer",
+    "skip-audience",
+    "skip-expiry",
+    "no-skew",
+    "skip-nbf",
+    "any-signature",
+    "trust-embedded-jwk",
+    "unknown-kid-ok",
+    "accept-none",
+    "hs256-public-key",
+    "ignore-appid",
+    "answers-401",
+    "crashes",
+)
+SKEW = 300
+_NO_CHECKS: dict[str, bool] = {
+    "verify_exp": False,
+    "verify_nbf": False,
+    "verify_iat": False,
+    "verify_aud": False,
+    "verify_iss": False,
+}
+
+
+@dataclass(frozen=True)
+class WeakSettings:
+    """What a bot needs to check tokens on both paths (spec, Authentication and Versioning)."""
+
+    app_id: str
+    openid_metadata_url: str
+    connector_issuer: str
+    idp_openid_url: str
+    emulator_issuer: str
+    emulator_audience: str | None = None
+    """aud of emulator-path tokens: the legacy audience in profile v3.0; None: the app id."""
+
+
+class Refused(Exception):
+    """The token is not accepted (403)."""
+
+
+@dataclass(frozen=True)
+class _Path:
+    name: str
+    issuer: str
+    audience: str
+    metadata_url: str
+
+
+class Validator:
+    """Checks an Authorization header; every check but the one ``flaw`` names."""
+
+    def __init__(
+        self,
+        settings: WeakSettings,
+        flaw: str | None,
+        fetch: Callable[[str], Any],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if flaw is not None and flaw not in FLAWS:
+            raise ValueError(f"unknown flaw {flaw!r}; one of {', '.join(FLAWS)}")
+        self.settings = settings
+        self.flaw = flaw
+        self._fetch = fetch
+        self._clock = clock
+        emulator_aud = settings.emulator_audience or settings.app_id
+        self._paths = {
+            settings.connector_issuer: _Path(
+                "connector",
+                settings.connector_issuer,
+                settings.app_id,
+                settings.openid_metadata_url,
+            ),
+            settings.emulator_issuer: _Path(
+                "emulator", settings.emulator_issuer, emulator_aud, settings.idp_openid_url
+            ),
+        }
+
+    async def keys(self, path: _Path) -> dict[str, RSAPublicKey]:
+        metadata = await self._fetch(path.metadata_url)
+        document = await self._fetch(metadata["jwks_uri"])
+        keys: dict[str, RSAPublicKey] = {}
+        for jwk in document.get("keys", []):
+            key = jwt.PyJWK(jwk, algorithm="RS256").key
+            if isinstance(key, RSAPublicKey):
+                keys[jwk["kid"]] = key
+        return keys
+
+    async def check(self, authorization: str | None) -> dict[str, Any]:
+        flaw = self.flaw
+        if not authorization:
+            if flaw == "optional-auth":
+                return {}
+            raise Refused("no Authorization header")
+        scheme, _, token = authorization.strip().partition(" ")
+        if flaw == "any-scheme":
+            token = authorization.split()[-1]
+        elif scheme.lower() != "bearer" or not token.strip():
+            raise Refused("not a Bearer token")
+        token = token.strip()
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError as e:
+            raise Refused(f"not a JWT: {e}") from e
+        path = self._paths.get(unverified.get("iss"))
+        if path is None:
+            if flaw != "skip-issuer":
+                raise Refused(f"issuer {unverified.get('iss')!r}")
+            path = self._paths[self.settings.connector_issuer]
+        claims = await self._verified(token, header, unverified, path)
+        if flaw != "skip-issuer" and claims.get("iss") != path.issuer:
+            raise Refused("issuer")
+        if flaw != "skip-audience" and claims.get("aud") != path.audience:
+            raise Refused("audience")
+        self._check_times(claims)
+        if path.name == "emulator" and flaw != "ignore-appid":
+            name = "azp" if claims.get("ver") == "2.0" else "appid"
+            if claims.get(name) != self.settings.app_id:
+                raise Refused(f"{name} is not this bot's app id")
+        return claims
+
+    async def _verified(
+        self, token: str, header: dict[str, Any], unverified: dict[str, Any], path: _Path
+    ) -> dict[str, Any]:
+        flaw, alg, kid = self.flaw, header.get("alg"), header.get("kid")
+        if alg == "none" and flaw == "accept-none":
+            return unverified
+        if alg == "HS256" and flaw == "hs256-public-key":
+            key = (await self.keys(path)).get(str(kid))
+            if key is None:
+                raise Refused("unknown kid")
+            pem = key.public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            signing_input, _, signature = token.rpartition(".")
+            expected = hmac.new(pem, signing_input.encode(), hashlib.sha256).digest()
+            if not hmac.compare_digest(jwt.utils.base64url_encode(expected).decode(), signature):
+                raise Refused("HS256 signature")
+            return unverified
+        if alg != "RS256":
+            raise Refused(f"alg {alg!r}")
+        embedded = header.get("jwk")
+        if flaw == "trust-embedded-jwk" and isinstance(embedded, dict):
+            candidates = [jwt.PyJWK(embedded, algorithm="RS256").key]
+        else:
+            keys = await self.keys(path)
+            if str(kid) in keys:
+                candidates = [keys[str(kid)]]
+            elif flaw == "unknown-kid-ok":
+                candidates = list(keys.values())
+            else:
+                raise Refused(f"kid {kid!r} is not in the key set")
+        for key in candidates:
+            try:
+                return jwt.decode(
+                    token,
+                    key,
+                    algorithms=["RS256"],
+                    options={"verify_signature": flaw != "any-signature", **_NO_CHECKS},
+                )
+            except jwt.InvalidSignatureError:
+                continue
+            except jwt.PyJWTError as e:
+                raise Refused(str(e)) from e
+        raise Refused("signature")
+
+    def _check_times(self, claims: dict[str, Any]) -> None:
+        now, skew = self._clock(), 0 if self.flaw == "no-skew" else SKEW
+        exp, nbf = claims.get("exp"), claims.get("nbf")
+        if not isinstance(exp, int | float):
+            raise Refused("no exp")
+        if self.flaw != "skip-expiry" and exp + skew <= now:
+            raise Refused("expired")
+        if self.flaw != "skip-nbf" and isinstance(nbf, int | float) and nbf - skew > now:
+            raise Refused("not valid yet")
+
+
+VALIDATOR: web.AppKey[Validator] = web.AppKey("validator", Validator)
+
+
+def make_weak_bot(settings: WeakSettings, flaw: str | None) -> web.Application:
+    """The bot as an aiohttp application (``POST /api/messages``)."""
+    app = web.Application()
+
+    async def session(app: web.Application) -> AsyncIterator[None]:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
+
+            async def fetch(url: str) -> Any:
+                async with http.get(url) as response:
+                    response.raise_for_status()
+                    return await response.json(content_type=None)
+
+            app[VALIDATOR] = Validator(settings, flaw, fetch)
+            yield
+
+    async def messages(request: web.Request) -> web.Response:
+        await request.read()
+        validator = request.app[VALIDATOR]
+        try:
+            await validator.check(request.headers.get("Authorization"))
+        except Refused as e:
+            if validator.flaw == "crashes":
+                raise RuntimeError(f"unhandled: {e}") from e
+            status = 401 if validator.flaw == "answers-401" else 403
+            return web.json_response({"error": str(e)}, status=status)
+        return web.Response(status=200)
+
+    app.cleanup_ctx.append(session)
+    app.router.add_post("/api/messages", messages)
+    return app
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A messaging bot with one auth flaw.")
+    parser.add_argument("flaw", choices=[*FLAWS, "none"])
+    parser.add_argument("--port", type=int, default=3978)
+    args = parser.parse_args()
+    env = os.environ
+    settings = WeakSettings(
+        app_id=env["BOT_APP_ID"],
+        openid_metadata_url=env["BOTEMU_OPENID_METADATA_URL"],
+        connector_issuer=env["BOTEMU_CONNECTOR_ISSUER"],
+        idp_openid_url=env["BOTEMU_IDP_OPENID_URL"],
+        emulator_issuer=env["BOTEMU_EMULATOR_ISSUER"],
+        emulator_audience=env.get("BOTEMU_LEGACY_AUDIENCE")
+        if env.get("BOTEMU_PROFILE") == "v3.0"
+        else None,
+    )
+    flaw = None if args.flaw == "none" else args.flaw
+    web.run_app(make_weak_bot(settings, flaw), host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    main()
