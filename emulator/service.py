@@ -13,7 +13,8 @@ API under ``/_botemu/``:
 ``POST /_botemu/reset``                             forget every conversation
 ``POST /_botemu/token``  ``{"app_id"}``             a token as the token endpoint issues it
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
-``"conversation_id"?}``                             with conversationUpdate the first time)
+``"conversation_id"?, "activity"?}``                with conversationUpdate the first time); with
+                                                    ``activity``, any activity (event, invoke, ...)
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
 ``POST /_botemu/probe/auth``  ``{"bot", "app_id"}``  the auth conformance probe, run with the
                                                     emulator's own keys (docs/probe-auth.md)
@@ -75,9 +76,15 @@ class Emulator:
             pass  # a conversation the store does not know: recording never fails a send
 
     async def chat(
-        self, app_id: str, text: str, conversation_id: str | None, kind: TokenKind
+        self,
+        app_id: str,
+        text: str | None,
+        conversation_id: str | None,
+        kind: TokenKind,
+        activity: JSONObject | None = None,
     ) -> tuple[str, str, BotAnswer]:
-        """Send a user's message to a bot; (conversation id, activity id, the bot's answer)."""
+        """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
+        (conversation id, activity id, the bot's answer)."""
         assert self.sender is not None
         bot = self.bot(app_id)
         if conversation_id is None or conversation_id not in self.opened:
@@ -89,7 +96,8 @@ class Emulator:
                 "membersAdded": [dict(USER), {"id": app_id, "name": bot.name or "bot"}],
             })  # fmt: skip
             await self.sender.send(bot, conversation_id, update, kind=kind)
-        message = self.activity(conversation_id, app_id, {"type": "message", "text": text})
+        fields: JSONObject = dict(activity) if activity else {"type": "message", "text": text}
+        message = self.activity(conversation_id, app_id, fields)
         activity_id = self.connector.post_activity(conversation_id, message, from_bot=False)
         message["id"] = activity_id
         answer = await self.sender.send(bot, conversation_id, message, kind=kind)
@@ -219,13 +227,17 @@ async def _token(request: web.Request) -> web.Response:
 async def _chat(request: web.Request) -> web.Response:
     emulator = request.app[EMULATOR]
     body = await _body(request)
-    app_id, text = _string(body, "app_id"), _string(body, "text")
-    assert app_id is not None and text is not None
+    app_id = _string(body, "app_id")
+    assert app_id is not None
+    activity = body.get("activity")
+    if activity is not None and (not isinstance(activity, dict) or not activity.get("type")):
+        raise web.HTTPBadRequest(text="activity is an object with a type")
+    text = _string(body, "text", required=activity is None)
     conversation_id = _string(body, "conversation_id", required=False)
     kind = TokenKind.EMULATOR if body.get("token") == "emulator" else TokenKind.CONNECTOR
     try:
         conversation_id, activity_id, answer = await emulator.chat(
-            app_id, text, conversation_id, kind
+            app_id, text, conversation_id, kind, activity
         )
     except ConnectorError as e:
         raise web.HTTPBadRequest(text=str(e)) from e

@@ -231,3 +231,87 @@ async def test_the_connector_accepts_tokens_of_either_profile(running: Running) 
             headers={"Authorization": f"Bearer {token['access_token']}"},
         )
         assert response.status in (200, 201), await response.text()
+
+
+def _forge(header: dict[str, object], claims: dict[str, object], sign: object) -> str:
+    import base64
+    import hashlib
+    import hmac
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+    if sign is None:
+        signature = b""
+    else:
+        assert isinstance(sign, bytes)
+        signature = hmac.new(sign, signing_input.encode(), hashlib.sha256).digest()
+    return f"{signing_input}.{b64(signature)}"
+
+
+async def test_the_connector_rejects_forged_tokens(running: Running, tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    from emulator.identity.keys import KeyStore
+    from emulator.identity.tokens import mint
+
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    url = f"/v3/conversations/{sent['conversation_id']}/activities"
+    keys = running.emulator.server.app[EMULATOR].identity.keys
+    p = running.config.placeholders()
+    now = int(time.time())
+    good = {"iss": p.emulator_issuer, "aud": p.connector_audience, "appid": APP_ID,
+            "ver": "1.0", "iat": now, "nbf": now, "exp": now + 3600}  # fmt: skip
+    current = keys.current()
+    public_pem = current.public_key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    stranger = KeyStore(tmp_path / "stranger")
+    cases = {
+        "valid": mint(keys, good, now=now),
+        "alg none": _forge({"alg": "none", "typ": "JWT", "kid": current.kid}, good, None),
+        "HS256 with the public key": _forge(
+            {"alg": "HS256", "typ": "JWT", "kid": current.kid}, good, public_pem
+        ),
+        "unknown kid": mint(stranger, good, now=now),
+        "nbf in the future": mint(keys, good | {"nbf": now + 3600}, now=now),
+        "expired": mint(keys, good | {"exp": now - 400, "nbf": now - 4000}, now=now),
+        "wrong issuer": mint(keys, good | {"iss": p.connector_issuer}, now=now),
+        "wrong audience": mint(keys, good | {"aud": APP_ID}, now=now),
+    }
+    statuses = {}
+    for name, token in cases.items():
+        response = await running.emulator.post(
+            url,
+            json={"type": "message", "text": name},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        statuses[name] = response.status
+    assert statuses.pop("valid") in (200, 201)
+    assert statuses == dict.fromkeys(statuses, 401)
+
+
+async def test_any_activity_type_reaches_the_bot_and_the_invoke_answer_is_recorded(
+    running: Running,
+) -> None:
+    sent = await (await running.emulator.post(
+        "/_botemu/chat", json={"app_id": APP_ID, "text": "hello"}
+    )).json()  # fmt: skip
+    conversation = sent["conversation_id"]
+    for activity in (
+        {"type": "event", "name": "tokens/response", "value": {"a": 1}},
+        {"type": "invoke", "name": "adaptiveCard/action", "value": {"b": 2}},
+        {"type": "typing"},
+        {"type": "endOfConversation", "code": "completedSuccessfully"},
+    ):
+        answer = await (await running.emulator.post("/_botemu/chat", json={
+            "app_id": APP_ID, "conversation_id": conversation, "activity": activity,
+        })).json()  # fmt: skip
+        assert answer["status"] == 200, activity
+    store = running.emulator.server.app[EMULATOR].store
+    responses = [e for e in store.events(conversation) if e.kind == "http.response"
+                 and "← bot" in str(e.payload.get("summary"))]  # fmt: skip
+    assert len(responses) >= 6  # conversationUpdate, message, event, invoke, typing, end
