@@ -23,6 +23,8 @@ from emulator.conformance.tls import RULES as TLS_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
 from emulator.jsonpos import locate, position_of
+from emulator.manifest.check import RULES as SKILL_CHECK_RULES
+from emulator.manifest.validate import RULES as MANIFEST_RULES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -76,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Each area registers its own commands (a thin shell over that area's library).
     from emulator.calling.cli import register as register_call
     from emulator.conformance.cli import register as register_conformance
+    from emulator.manifest.check_cli import add_check_parser
+    from emulator.manifest.cli import register as register_manifest
     from emulator.scenario.cli import register as register_scenario
     from emulator.service_cli import register as register_service
     from emulator.transcripts.cli import register as register_transcript
@@ -85,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_transcript(sub)
     register_conformance(sub)
     register_service(sub)
+    add_check_parser(register_manifest(sub))
     return parser
 
 
@@ -210,7 +215,14 @@ class _Paint:
 
 # --- rules -------------------------------------------------------------------------------------
 
-REGISTRIES: tuple[RuleRegistry, ...] = (RULES, EXCHANGE_RULES, TLS_RULES, AUTH_RULES)
+REGISTRIES: tuple[RuleRegistry, ...] = (
+    RULES,
+    EXCHANGE_RULES,
+    TLS_RULES,
+    AUTH_RULES,
+    MANIFEST_RULES,
+    SKILL_CHECK_RULES,
+)
 
 
 def rules_markdown(registries: Sequence[RuleRegistry] = REGISTRIES) -> str:

@@ -18,6 +18,8 @@ API under ``/_botemu/``:
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
 ``POST /_botemu/probe/auth``  ``{"bot", "app_id"}``  the auth conformance probe, run with the
                                                     emulator's own keys (docs/probe-auth.md)
+``POST /_botemu/manifest/check``  ``{"manifest",``  a skill manifest checked against the running
+``"endpoint"?, "consumer"?, "seed"?, "wait"?}``     skill (docs/manifest-check.md)
 ==================================================  ============================================
 """
 
@@ -43,6 +45,13 @@ from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, Toke
 from emulator.findings import Finding
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.jsonutil import JSON, JSONObject
+from emulator.manifest.check import (
+    DEFAULT_CONSUMER,
+    SkillCheckError,
+    UnregisteredSkill,
+    check_skill,
+    pick_endpoint,
+)
 from emulator.transcripts.store import TranscriptError, TranscriptStore
 
 CONTROL = "/_botemu"
@@ -160,6 +169,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/chat", _chat),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
         web.post(f"{CONTROL}/probe/auth", _probe_auth),
+        web.post(f"{CONTROL}/manifest/check", _manifest_check),
     ]
 
 
@@ -320,6 +330,55 @@ async def _probe_auth(request: web.Request) -> web.Response:
         "bot": url,
         "app_id": bot.app_id,
         "conversation_id": conversation.id,
+        "findings": [f.to_json() for f in findings],
+    }
+    return web.json_response(result)
+
+
+# --- manifest check -----------------------------------------------------------------------------
+
+
+async def _manifest_check(request: web.Request) -> web.Response:
+    """``POST /_botemu/manifest/check`` ``{"manifest", "endpoint"?, "consumer"?, "seed"?,
+    "wait"?, "timeout"?}``: send the skill each activity its manifest declares and judge what
+    comes back (``emulator.manifest.check``); ``{"endpoint", "skill", "app_id", "findings"}``.
+    The skill's platformAppId must be registered (its replies authenticate at the connector):
+    nothing is registered here. 400 bad input, 404 the skill is not registered."""
+    emulator = request.app[EMULATOR]
+    body = await _body(request)
+    manifest = body.get("manifest")
+    if not isinstance(manifest, dict):
+        raise web.HTTPBadRequest(text="manifest is required (the manifest document, an object)")
+    endpoint = _string(body, "endpoint", required=False)
+    consumer = _string(body, "consumer", required=False) or DEFAULT_CONSUMER
+    seed = body.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise web.HTTPBadRequest(text="seed is an integer")
+    limits = {"wait": (5.0, 0.0), "timeout": (10.0, 0.001)}
+    numbers: dict[str, float] = {}
+    for name, (default, least) in limits.items():
+        value = body.get(name, default)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not least <= value <= 600
+        ):
+            raise web.HTTPBadRequest(text=f"{name} is a number of seconds, at most 600")
+        numbers[name] = float(value)
+    assert emulator.sender is not None
+    try:
+        chosen = pick_endpoint(manifest, endpoint)
+        findings = await check_skill(manifest, endpoint, emulator, http=emulator.sender.http,
+                                     consumer_app_id=consumer, seed=seed, wait=numbers["wait"],
+                                     timeout=numbers["timeout"])  # fmt: skip
+    except UnregisteredSkill as e:
+        raise web.HTTPNotFound(text=str(e)) from None
+    except SkillCheckError as e:
+        raise web.HTTPBadRequest(text=str(e)) from None
+    result: dict[str, object] = {
+        "endpoint": chosen.name,
+        "skill": chosen.url,
+        "app_id": chosen.app_id,
         "findings": [f.to_json() for f in findings],
     }
     return web.json_response(result)
