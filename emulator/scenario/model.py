@@ -1,0 +1,222 @@
+"""The scenario language as typed values: what happens, what is expected, and how it is run.
+
+``loader.py`` reads YAML into these; ``runner.py`` runs them; ``expectations.py`` judges the
+transcript against them; ``reports.py`` renders the results. Every value is frozen. ``line`` fields
+point back into the file, so a failure names ``file:line``.
+
+A scenario is one of two kinds: a **call** (``caller``: a caller script, optionally with reactive
+``when`` rules) or a **conversation** (``messaging``: the user's turns). Either kind carries
+``expect`` (checked after the run), ``faults`` (what the platform does wrong on purpose),
+``variables`` (``${name}`` in strings), and a ``matrix`` (one run per parameter set).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from emulator.calling.caller import CallerScript
+from emulator.jsonutil import JSON
+
+EndedBy = Literal["bot", "caller", "platform"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """How a text is matched: exactly, as a substring, or by a regular expression (search)."""
+
+    equals: str | None = None
+    contains: str | None = None
+    matches: str | None = None
+
+    def test(self, text: str | None) -> bool:
+        if text is None:
+            return False
+        if self.equals is not None and text != self.equals:
+            return False
+        if self.contains is not None and self.contains not in text:
+            return False
+        return not (self.matches is not None and re.search(self.matches, text) is None)
+
+    def describe(self) -> str:
+        parts = []
+        if self.equals is not None:
+            parts.append(f"equals {self.equals!r}")
+        if self.contains is not None:
+            parts.append(f"contains {self.contains!r}")
+        if self.matches is not None:
+            parts.append(f"matches /{self.matches}/")
+        return " and ".join(parts) or "any text"
+
+
+# --- expectations ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallExpect:
+    """Call level: how the call went as a whole."""
+
+    answered: bool | None = None
+    rejected: bool | None = None
+    ended_by: EndedBy | None = None
+    final_state: str | None = None
+    max_workflows: int | None = None
+    min_duration: float | None = None
+    max_duration: float | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptExpect:
+    """Prompts the platform played: each item is a text match or a file URI (substring)."""
+
+    items: tuple[TextMatch | str, ...]
+    in_order: bool = True
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChoicesExpect:
+    """The choice names a recognize offered (``index``: the n-th recognize, 0-based; None: any)."""
+
+    names: tuple[str, ...]
+    index: int | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeExpect:
+    """An outcome the platform posted (``index``: the n-th posted, 0-based; None: any)."""
+
+    type: str | None = None
+    outcome: Literal["success", "failure"] | None = None
+    completion_reason: str | None = None
+    choice: str | None = None
+    digits: str | None = None
+    index: int | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingExpect:
+    format: str | None = None
+    min_length: float | None = None
+    max_length: float | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyExpect:
+    """A bot reply in a conversation (``index``: the n-th reply, 0-based; None: any)."""
+
+    text: TextMatch | None = None
+    type: str | None = None
+    attachments: int | None = None
+    """At least this many attachments."""
+    suggested_actions: tuple[str, ...] | None = None
+    """These action titles (or values) are offered."""
+    index: int | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyExpect:
+    """The bot's answers, p95 over the run, are at most this many milliseconds."""
+
+    p95_ms: float
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FindingsExpect:
+    """``none``: no error finding at all. Otherwise exactly these rule ids must be found (each at
+    least once), and no error of another rule (for testing a bot's error handling)."""
+
+    none: bool = True
+    rules: tuple[str, ...] = ()
+    line: int | None = None
+
+
+Expectation = (
+    CallExpect
+    | PromptExpect
+    | ChoicesExpect
+    | OutcomeExpect
+    | RecordingExpect
+    | ReplyExpect
+    | LatencyExpect
+    | FindingsExpect
+)
+
+
+# --- what happens ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One user turn of a conversation: a message, an event or invoke, or conversationUpdate."""
+
+    type: Literal["message", "event", "invoke", "conversationUpdate"] = "message"
+    text: str | None = None
+    name: str | None = None
+    value: JSON = None
+    wait: float | None = None
+    """Seconds to wait for the bot's replies before the next turn (default: the run's setting)."""
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """What the platform does wrong on purpose. Callback numbers count the requests after the
+    Conversation, from 1.
+
+    ``fail_callbacks``: the platform treats the answer to callback N as a 5xx once and retries it
+    with the same message id (the bot sees N twice). ``duplicate_callbacks``: callback N is
+    delivered twice with the same message id (the second answer is the one used).
+    ``drop_callbacks``: callback N is never delivered (the call waits, then the platform hangs
+    up). ``unknown_fields`` / ``unknown_enums``: platform payloads carry an unknown field / an
+    unknown enum value where a bot must tolerate it (spec, Versioning 4). ``caller_delay``: seconds
+    the caller waits before each input step (a slow caller)."""
+
+    fail_callbacks: tuple[int, ...] = ()
+    duplicate_callbacks: tuple[int, ...] = ()
+    drop_callbacks: tuple[int, ...] = ()
+    unknown_fields: bool = False
+    unknown_enums: bool = False
+    caller_delay: float = 0.0
+
+    @property
+    def any(self) -> bool:
+        return self != Faults()
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One scenario (one matrix entry, variables substituted), read and checked."""
+
+    name: str
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    caller: CallerScript | None = None
+    messaging: tuple[Turn, ...] | None = None
+    expect: tuple[Expectation, ...] = ()
+    faults: Faults = field(default_factory=Faults)
+    variables: tuple[tuple[str, str], ...] = ()
+    """The matrix entry (or variables) this instance was made with, for its test id."""
+    spec: str | None = None
+    """The spec section the scenario tests (bundled conformance scenarios name one)."""
+    path: Path | None = None
+    line: int | None = None
+
+    @property
+    def kind(self) -> Literal["call", "conversation"]:
+        return "conversation" if self.messaging is not None else "call"
+
+    @property
+    def id(self) -> str:
+        """A stable test id: the name, plus the matrix entry when there is one."""
+        if not self.variables:
+            return self.name
+        return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.variables)}]"
