@@ -25,6 +25,7 @@ from emulator.findings import Finding, RuleRegistry, Severity
 from emulator.jsonpos import locate, position_of
 from emulator.manifest.check import RULES as SKILL_CHECK_RULES
 from emulator.manifest.validate import RULES as MANIFEST_RULES
+from emulator.scenario.expectations import RULES as EXPECTATION_RULES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -81,10 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     from emulator.manifest.check_cli import add_check_parser
     from emulator.manifest.cli import register as register_manifest
     from emulator.scenario.cli import register as register_scenario
+    from emulator.scenario.testing import register as register_test
     from emulator.service_cli import register as register_service
     from emulator.transcripts.cli import register as register_transcript
 
     register_call(sub)
+    register_test(sub)
     register_scenario(sub)
     register_transcript(sub)
     register_conformance(sub)
@@ -222,6 +225,7 @@ REGISTRIES: tuple[RuleRegistry, ...] = (
     AUTH_RULES,
     MANIFEST_RULES,
     SKILL_CHECK_RULES,
+    EXPECTATION_RULES,
 )
 
 

@@ -25,10 +25,16 @@ How the engine consumes steps (docs/engine.md has the full account):
 - ``hangup`` hangs up when the caller next hears something (a prompt or a turn); with ``during``
   it waits for that kind of action and hangs up ``after`` seconds into it.
 - When the steps run out the caller stays on the line in silence.
+
+A script may also carry reactive ``when`` rules (``caller: {steps: [...], when: [...]}``): at each
+input turn the text of the prompt the caller heard is tested against each rule in order
+(``re.search``, ignoring case); the first that matches supplies that turn's steps instead of the
+sequential script, whose place does not move. A ``once`` rule is used at most once per call.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -90,10 +96,48 @@ HANGUP_TARGETS = (ActionType.PLAY_PROMPT, ActionType.RECOGNIZE, ActionType.RECOR
 
 
 @dataclass(frozen=True, slots=True)
+class WhenRule:
+    """A reactive rule: at an input turn whose prompt text matches ``pattern`` (``re.search``,
+    ignoring case), the caller does ``steps`` in that turn instead of its sequential steps.
+    ``once``: the rule is used at most once per call."""
+
+    pattern: str
+    steps: tuple[Step, ...] = ()
+    once: bool = False
+
+    def __post_init__(self) -> None:
+        problem = regex_problem(self.pattern)
+        if problem is not None:
+            raise CallerScriptError("when", problem)
+
+    def matches(self, text: str) -> bool:
+        return _compiled(self.pattern).search(text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a usable regular expression, or None when it is."""
+    try:
+        _compiled(pattern)
+    except (re.error, RecursionError, OverflowError) as e:
+        return f"not a valid regular expression: {e}"
+    return None
+
+
+RULE_KEYS = ("prompt", "do", "once")
+
+
+@dataclass(frozen=True, slots=True)
 class CallerScript:
-    """An immutable list of steps. The engine keeps its own cursor into it."""
+    """An immutable list of steps, and the reactive rules. The engine keeps its own cursor into
+    the steps, and the set of ``once`` rules already used."""
 
     steps: tuple[Step, ...] = ()
+    rules: tuple[WhenRule, ...] = ()
 
     @classmethod
     def of(cls, *steps: Step) -> CallerScript:
@@ -101,10 +145,28 @@ class CallerScript:
 
     @classmethod
     def from_data(cls, data: object, where: str = "caller") -> CallerScript:
-        """Read the ``caller:`` list of a scenario (already parsed from YAML or JSON)."""
-        if not isinstance(data, list):
-            raise CallerScriptError(where, f"expected a list of steps, got {_kind(data)}")
-        return cls(tuple(parse_step(item, f"{where}[{i}]") for i, item in enumerate(data)))
+        """Read the ``caller:`` value of a scenario (already parsed from YAML or JSON): a list of
+        steps, or a mapping ``{steps: [...], when: [{prompt, do, once}, ...]}``."""
+        if isinstance(data, Mapping) and any(k in data for k in ("steps", "when")):
+            _only_keys(data, ("steps", "when"), where)
+            steps = _steps(data.get("steps", []), f"{where}.steps")
+            rules = data.get("when", [])
+            if not isinstance(rules, list):
+                raise CallerScriptError(
+                    f"{where}.when", f"expected a list of rules, got {_kind(rules)}"
+                )
+            return cls(steps, tuple(_rule(r, f"{where}.when[{i}]") for i, r in enumerate(rules)))
+        return cls(_steps(data, where))
+
+    def rule_for(self, heard: str, used: frozenset[int] = frozenset()) -> int | None:
+        """The index of the first rule that matches ``heard``, skipping ``once`` rules in
+        ``used``; None when no rule matches."""
+        for index, rule in enumerate(self.rules):
+            if rule.once and index in used:
+                continue
+            if rule.matches(heard):
+                return index
+        return None
 
     @classmethod
     def from_inline(cls, text: str) -> CallerScript:
@@ -120,6 +182,33 @@ class CallerScript:
             where = f"step {i + 1} ('{part}')"
             steps.append(parse_step(_inline_data(part, where), where))
         return cls(tuple(steps))
+
+
+def _steps(data: object, where: str) -> tuple[Step, ...]:
+    if not isinstance(data, list):
+        raise CallerScriptError(where, f"expected a list of steps, got {_kind(data)}")
+    return tuple(parse_step(item, f"{where}[{i}]") for i, item in enumerate(data))
+
+
+def _rule(data: object, where: str) -> WhenRule:
+    if not isinstance(data, Mapping):
+        raise CallerScriptError(where, f"expected a rule {{prompt, do, once}}, got {_kind(data)}")
+    _only_keys(data, RULE_KEYS, where)
+    for key in ("prompt", "do"):
+        if key not in data:
+            raise CallerScriptError(where, f"expected '{key}'")
+    pattern = data["prompt"]
+    if not isinstance(pattern, str) or not pattern:
+        raise CallerScriptError(
+            f"{where}.prompt", f"expected a regular expression, got {_kind(pattern)}"
+        )
+    problem = regex_problem(pattern)
+    if problem is not None:
+        raise CallerScriptError(f"{where}.prompt", problem)
+    once = data.get("once", False)
+    if not isinstance(once, bool):
+        raise CallerScriptError(f"{where}.once", f"expected true or false, got {_kind(once)}")
+    return WhenRule(pattern, _steps(data["do"], f"{where}.do"), once)
 
 
 def _inline_data(part: str, where: str) -> object:

@@ -91,6 +91,10 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         from emulator.scenario.loader import load_scenario
 
         scenario = load_scenario(Path(args.scenario))
+        if scenario.caller is None:
+            raise BotemuError(
+                f"{args.scenario}: a conversation scenario, not a call: use botemu test"
+            )
         caller, name = scenario.caller, scenario.name
     else:
         caller = CallerScript.from_inline(args.caller or "")

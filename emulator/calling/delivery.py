@@ -89,19 +89,23 @@ class Deliverer:
         label: str,
         message_id: str,
         parts: JSONObject | None = None,
+        fail_once: bool = False,
     ) -> Delivery:
         """Deliver ``body`` to ``url``; retry per the policy. ``label`` names the message;
-        ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob)."""
+        ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob).
+        ``fail_once`` (a fault): the first answer that would be accepted is treated as a 5xx and
+        the message is retried, in an attempt added to the policy's (a note, no finding)."""
         findings: list[Finding] = []
         policy = self.policy
+        total = policy.attempts + fail_once
         last: Delivery | None = None
-        for attempt in range(1, policy.attempts + 1):
+        for attempt in range(1, total + 1):
             if attempt > 1:
                 delay = policy.delay(attempt - 1)
                 self.record(
                     "retry",
                     {
-                        "summary": f"retry {attempt}/{policy.attempts} of {label} in {delay:g}s",
+                        "summary": f"retry {attempt}/{total} of {label} in {delay:g}s",
                         "message_id": message_id,
                         "attempt": attempt,
                         "delay": delay,
@@ -115,7 +119,17 @@ class Deliverer:
             if finding is not None:
                 findings.append(finding)
             if last.failure is None and last.status is not None and last.status < 500:
-                break
+                if not fail_once:
+                    break
+                fail_once = False
+                self.record("note", {
+                    "summary": f"fault injected: the platform treats the HTTP {last.status} "
+                    f"answer to {label} as a 5xx and retries it with the same message id",
+                    "fault": "fail_callback", "message_id": message_id, "attempt": attempt,
+                    "label": label,
+                }, None)  # fmt: skip
+            elif fail_once and attempt == policy.attempts:
+                break  # the extra attempt is for the injected failure only
         assert last is not None
         if last.failure is not None or (last.status is not None and last.status >= 500):
             why = last.failure or f"HTTP {last.status}"
@@ -124,12 +138,12 @@ class Deliverer:
                     X.CALL_DELIVERY_FAILED.id,
                     X.CALL_DELIVERY_FAILED.severity,
                     label,
-                    f"{label} not delivered after {policy.attempts} attempts (last: {why}); "
+                    f"{label} not delivered after {attempt} attempts (last: {why}); "
                     "the platform hangs up",
                 )
             )
             return Delivery(
-                last.status, last.body, last.headers, policy.attempts, why, last.oversized,
+                last.status, last.body, last.headers, attempt, why, last.oversized,
                 tuple(findings),
             )  # fmt: skip
         return Delivery(

@@ -9,7 +9,8 @@ Execution follows the spec and the field notes: actions run in order; the first 
 stops the Workflow and its outcome is posted, otherwise the last action's outcome is; with no
 callback every action runs and the platform then hangs up; if the caller hangs up, the outcome is
 that of the action cut short (or of the last one completed) with callState ``terminated``.
-The input semantics of recognize and record are described in ``docs/engine.md``.
+The input semantics of recognize and record, and of the caller's reactive ``when`` rules, are
+described in ``docs/engine.md``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from emulator.calling import timelines
-from emulator.calling.caller import CallerScript, HangUp, Listen, Silence
+from emulator.calling.caller import CallerScript, HangUp, Listen, Silence, Step
 from emulator.calling.events import (
     ActionCompleted,
     ActionStarted,
@@ -97,13 +98,15 @@ class CallProgress:
     hangup_at: float | None = None
     """When the caller will hang up, once a hangup step has been reached."""
     ended: EndReason | None = None
+    rules_used: frozenset[int] = frozenset()
+    """Indexes of the caller's ``once`` rules that have been used (each is used at most once)."""
 
     @property
     def answered(self) -> bool:
         return self.call_state is not CallState.INCOMING
 
 
-_FIELDS = ("now", "call_state", "cursor", "workflows", "hangup_at", "ended")
+_FIELDS = ("now", "call_state", "cursor", "workflows", "hangup_at", "ended", "rules_used")
 
 
 @dataclass(slots=True)
@@ -116,10 +119,17 @@ class _Live:
     workflows: int
     hangup_at: float | None
     ended: EndReason | None
+    rules_used: frozenset[int]
 
     def freeze(self) -> CallProgress:
         return CallProgress(
-            self.now, self.call_state, self.cursor, self.workflows, self.hangup_at, self.ended
+            self.now,
+            self.call_state,
+            self.cursor,
+            self.workflows,
+            self.hangup_at,
+            self.ended,
+            self.rules_used,
         )
 
 
@@ -249,6 +259,8 @@ class _Run:
         self.recording: RecordingMade | None = None
         self.hung_up_at: float | None = None
         """Set when the caller hangs up during the action being run."""
+        self.heard = ""
+        """The text of the last prompt played in this Workflow (what ``when`` rules test)."""
 
     # --- call-level changes ---
 
@@ -277,10 +289,33 @@ class _Run:
         if isinstance(step, HangUp) and step.during in (None, ActionType.PLAY_PROMPT):
             self.p.hangup_at, self.p.cursor = start + step.after, self.p.cursor + 1
 
-    def open_turn(self, kind: ActionType, start: float, prompt_end: float) -> bool:
+    def turn_steps(self, action: Recognize | Record) -> tuple[Sequence[Step], int, bool]:
+        """The steps an input turn draws from, the index to start at, and whether they are the
+        sequential script (whose cursor then moves). The first ``when`` rule that matches the
+        turn's prompt text (or, with no prompt, the last prompt played in this Workflow)
+        supplies the turn's steps instead; a ``once`` rule is then marked as used."""
+        caller = self.caller
+        if caller.rules and self.p.hangup_at is None:
+            heard = self.heard if action.play_prompt is None else _text(action.play_prompt)
+            index = caller.rule_for(heard, self.p.rules_used)
+            if index is not None:
+                rule = caller.rules[index]
+                if rule.once:
+                    self.p.rules_used = self.p.rules_used | {index}
+                return rule.steps, 0, False
+        return caller.steps, self.p.cursor, True
+
+    def open_turn(
+        self,
+        kind: ActionType,
+        start: float,
+        prompt_end: float,
+        steps: Sequence[Step],
+        cursor: int,
+    ) -> tuple[bool, int]:
         """An input turn begins: consume leading ``listen`` steps and a hangup aimed at this
-        action. Returns whether the caller listens to the prompt to its end."""
-        steps, cursor = self.caller.steps, self.p.cursor
+        action. Returns whether the caller listens to the prompt to its end, and the index of
+        the next step."""
         listen = False
         while cursor < len(steps) and isinstance(steps[cursor], Listen):
             listen, cursor = True, cursor + 1
@@ -294,8 +329,7 @@ class _Run:
             elif isinstance(step, HangUp) and step.during is kind:
                 self.p.hangup_at = start + step.after
                 cursor += 1
-        self.p.cursor = cursor
-        return listen
+        return listen, cursor
 
     # --- actions ---
 
@@ -359,6 +393,7 @@ class _Run:
     ) -> timelines.Played:
         """Play every prompt from ``start``; stop at ``stop_at`` (barge-in or hangup).
         ``operation_id`` names the action the prompt belongs to (record, recognize)."""
+        self.heard = _text(action)
         at = start
         for index, prompt in enumerate(action.prompts):
             media = self.config.media.get(prompt.file_uri) if prompt.file_uri else None
@@ -393,7 +428,8 @@ class _Run:
 
     def input_turn(self, action: Recognize | Record, start: float) -> OperationOutcome:
         prompt_end = self.prompt_end(action.play_prompt, start)
-        listen = self.open_turn(action.kind, start, prompt_end)
+        steps, cursor, scripted = self.turn_steps(action)
+        listen, cursor = self.open_turn(action.kind, start, prompt_end, steps, cursor)
         if isinstance(action, Record):
             beep = self.config.beep_seconds if action.play_beep in (None, True) else 0.0
             window = prompt_end + beep
@@ -401,8 +437,9 @@ class _Run:
         else:
             window = start if action.barge_in and not listen else prompt_end
             machine = timelines.recognize_machine(action, prompt_end)
-        steps = () if self.p.hangup_at is not None else self.caller.steps
-        turn = timelines.drive(machine, steps, self.p.cursor, window, self.p.hangup_at)
+        if self.p.hangup_at is not None:
+            steps = ()
+        turn = timelines.drive(machine, steps, cursor, window, self.p.hangup_at)
         if action.play_prompt is not None:
             stop_at = turn.barge_in_at if turn.barge_in_at is not None else None
             if turn.hung_up_at is not None and (stop_at is None or turn.hung_up_at < stop_at):
@@ -419,12 +456,19 @@ class _Run:
             if turn.hung_up_at is None or turn.hung_up_at > prompt_end:
                 self.events.append(BeepPlayed(prompt_end, action.operation_id))
         self.events.extend(turn.events)
-        self.p.cursor, self.p.now, self.p.hangup_at = turn.cursor, turn.done.at, turn.hangup_at
+        if scripted:  # a rule's steps that the turn did not reach are dropped
+            self.p.cursor = turn.cursor
+        self.p.now, self.p.hangup_at = turn.done.at, turn.hangup_at
         if isinstance(turn.done.recording, RecordingMade):
             self.events.append(turn.done.recording)
             self.recording = turn.done.recording
         self.hung_up_at = turn.hung_up_at
         return turn.done.outcome
+
+
+def _text(prompt: PlayPrompt) -> str:
+    """The text of a playPrompt as the caller hears it: its prompts' values, in order."""
+    return " ".join(p.value.strip() for p in prompt.prompts if p.value and p.value.strip())
 
 
 def _sub_reason(outcome: OperationOutcome) -> str | None:

@@ -48,6 +48,7 @@ from emulator.calling.events import (
     RecordingMade,
     StateChanged,
 )
+from emulator.calling.faults import NO_FAULTS, Injector, PlatformFaults
 from emulator.calling.media import (
     CONTENT_TYPES,
     MAX_PROMPT_BYTES,
@@ -91,6 +92,7 @@ class CallSettings:
 
     ``allow_http``: accept http callbacks (with a warning); by default, when the bot's own address
     is http (local work). ``pace``: 0 runs in virtual time; 1.0 in real time for a person watching.
+    ``faults``: what the platform does wrong on purpose (``faults.py``); none by default.
     """
 
     bot_url: str
@@ -107,6 +109,7 @@ class CallSettings:
     fail_actions: frozenset[ActionType] = frozenset()
     scenario: str | None = None
     media_timeout: float = 10.0
+    faults: PlatformFaults = NO_FAULTS
 
     @property
     def http_allowed(self) -> bool:
@@ -186,6 +189,11 @@ class _Call:
         self.engine_config = EngineConfig(
             max_workflows=settings.max_workflows, fail_actions=settings.fail_actions
         )
+        self.faults = settings.faults if settings.faults.any else None
+        """None when no fault is set: the hot path then does no fault work at all."""
+        self.caller = (
+            settings.caller if self.faults is None else self.faults.caller(settings.caller)
+        )
         self.store = store
         self.http = http
         self.listener = listener
@@ -203,6 +211,9 @@ class _Call:
             record=self.record,
             wait=self.wait,
             ssl_context=settings.ssl_context,
+        )
+        self.injector = (
+            None if self.faults is None else Injector(self.faults, self.deliverer, self.record)
         )
 
     def uuid(self) -> str:
@@ -275,9 +286,12 @@ class _Call:
                 "caller": caller.identity,
                 "chain_id": self.chain_id,
                 "seed": self.settings.seed,
-                "script": [describe(s) for s in self.settings.caller.steps],
+                "script": [describe(s) for s in self.caller.steps],
             },
         )
+        if self.faults is not None:
+            self.record(EventKind.NOTE, {"summary": f"faults: {self.faults.describe()}",
+                                         "faults": self.faults.to_json()})  # fmt: skip
         try:
             reason = await self.loop(conversation)
         except asyncio.CancelledError:
@@ -298,7 +312,12 @@ class _Call:
         self.store.finish(self.call_id, reason=reason.value)
 
     async def loop(self, conversation: Conversation) -> EndReason:
-        delivery = await self.post(self.settings.bot_url, encode(conversation), "Conversation")
+        body = (
+            encode(conversation)
+            if self.faults is None
+            else self.faults.encode_conversation(conversation)
+        )
+        delivery = await self.post(self.settings.bot_url, body, "Conversation")
         while True:
             closed = self.progress.ended
             refused = self.judge(delivery, final=closed is not None)
@@ -344,7 +363,7 @@ class _Call:
             media = await self.fetch_media(workflow)
             if media:
                 config = replace(config, media=media)
-            run = run_workflow(workflow, self.settings.caller, self.progress, config)
+            run = run_workflow(workflow, self.caller, self.progress, config)
             await self.replay(workflow, run)
             callback, app_state = workflow.callback, workflow.app_state
         self.progress = run.progress
@@ -364,6 +383,8 @@ class _Call:
             app_id=self.settings.app_id,
         )
         assert result is not None
+        if self.faults is not None:
+            result = self.faults.result(result)
         outcome = result.operation_outcome
         label = describe_outcome(outcome)
         json_body = encode(result, self.settings.wire)
@@ -384,9 +405,10 @@ class _Call:
 
     async def post(self, url: str, body: bytes, label: str) -> Delivery:
         message_id = self.uuid()
-        return await self.deliverer.post(
-            url, body, self.headers(JSON_TYPE, message_id), label=label, message_id=message_id
-        )
+        headers = self.headers(JSON_TYPE, message_id)
+        if self.injector is not None:
+            return await self.injector.post(url, body, headers, label=label, message_id=message_id)
+        return await self.deliverer.post(url, body, headers, label=label, message_id=message_id)
 
     async def post_recording(
         self,
@@ -422,6 +444,10 @@ class _Call:
             "recordedAudio": {"content_type": CONTENT_TYPES[fmt], "bytes": len(audio)},
         }
         headers = self.headers(f"multipart/form-data; boundary={boundary}", message_id)
+        if self.injector is not None:
+            return await self.injector.post(
+                url, body, headers, label=label, message_id=message_id, parts=parts
+            )
         return await self.deliverer.post(
             url, body, headers, label=label, message_id=message_id, parts=parts
         )

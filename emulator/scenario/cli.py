@@ -3,7 +3,7 @@
 ``register(subparsers)`` adds the command to a parser built elsewhere (``emulator/cli.py``).
 Handlers take ``(args, out)`` and return the exit code: 0 every file is valid, 1 at least one is
 not, 2 a file cannot be read (missing, a directory, not UTF-8, too large) or a directory holds no
-scenario files.
+scenario files. A valid file with a matrix is reported once per entry: ``file[lang=en]: ok``.
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from emulator.scenario.loader import (
+    SUFFIXES,
     ScenarioError,
     ScenarioFileError,
-    load_scenario,
-    load_scenario_text,
+    discover,
+    load_scenarios,
+    load_scenarios_text,
     schema,
 )
+from emulator.scenario.model import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SUFFIXES = (".yaml", ".yml")
+__all__ = ["SUFFIXES", "check_handler", "register", "schema_handler"]
 
 
 def register(subparsers: Any) -> None:
@@ -48,7 +51,8 @@ def register(subparsers: Any) -> None:
         "files",
         metavar="FILE",
         nargs="+",
-        help="a scenario file, a directory (every *.yaml and *.yml under it), or - for stdin",
+        help="a scenario file, a directory (every *.yaml and *.yml under it, except _*.yaml "
+        "files, which scenarios include), or - for stdin",
     )
     check.add_argument("--json", action="store_true", help="print the results as JSON")
     check.set_defaults(handler=check_handler)
@@ -72,16 +76,16 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Text
 
 
 def check_handler(args: argparse.Namespace, out: TextIO) -> int:
-    results: list[tuple[str, list[ScenarioError]]] = []
+    results: list[tuple[str, list[ScenarioError], list[Scenario]]] = []
     code = EXIT_OK
     for name in args.files:
         files = _expand(name)
         if not files:
             empty = ScenarioFileError(name, None, None, "no scenario files (*.yaml, *.yml) here")
-            results.append((name, [empty]))
+            results.append((name, [empty], []))
         for file in files:
-            results.append((file, _check(file)))
-    for _, errors in results:
+            results.append((file, *_check(file)))
+    for _, errors, _ in results:
         if any(isinstance(e, ScenarioFileError) for e in errors):
             code = EXIT_USAGE
         elif errors and code == EXIT_OK:
@@ -93,17 +97,23 @@ def check_handler(args: argparse.Namespace, out: TextIO) -> int:
                 "valid": not errors,
                 "readable": not any(isinstance(e, ScenarioFileError) for e in errors),
                 "errors": [
-                    {"line": e.line, "column": e.column, "message": e.message} for e in errors
+                    {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+                    for e in errors
+                ],
+                "scenarios": [
+                    {"id": s.id, "name": s.name, "entry": _entry(s), "line": s.line}
+                    for s in scenarios
                 ],
             }
-            for file, errors in results
+            for file, errors, scenarios in results
         ]
         json.dump(items, out, indent=2)
         out.write("\n")
         return code
-    for file, errors in results:
-        if not errors:
-            out.write(f"{file}: ok\n")
+    for file, errors, scenarios in results:
+        for scenario in scenarios:
+            entry = _entry(scenario)
+            out.write(f"{file}[{entry}]: ok\n" if entry is not None else f"{file}: ok\n")
         for error in errors:
             if isinstance(error, ScenarioFileError):
                 sys.stderr.write(f"botemu scenario check: {error}\n")
@@ -119,22 +129,28 @@ def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _expand(name: str) -> list[str]:
-    """A file as given; a directory as the scenario files under it, sorted."""
-    path = Path(name)
-    if name != "-" and path.is_dir():
-        return sorted(str(p) for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-    return [name]
+    """A file as given; a directory as the scenario files under it (``loader.discover``)."""
+    if name == "-":
+        return [name]
+    return [str(p) for p in discover([Path(name)])]
 
 
-def _check(name: str) -> list[ScenarioError]:
+def _check(name: str) -> tuple[list[ScenarioError], list[Scenario]]:
     try:
         if name == "-":
-            load_scenario_text(_stdin(), "<stdin>")
+            scenarios = load_scenarios_text(_stdin(), "<stdin>", base=Path.cwd())
         else:
-            load_scenario(Path(name))
+            scenarios = load_scenarios(Path(name))
     except ScenarioError as e:
-        return list(e.errors)
-    return []
+        return list(e.errors), []
+    return [], scenarios
+
+
+def _entry(scenario: Scenario) -> str | None:
+    """The matrix entry of a scenario as its test id shows it (``lang=en``), or None."""
+    if not scenario.variables:
+        return None
+    return scenario.id.removeprefix(scenario.name)[1:-1]
 
 
 def _stdin() -> str:

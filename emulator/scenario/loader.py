@@ -1,16 +1,17 @@
-"""Scenario files: YAML text to a typed ``Scenario``, with ``file:line:col`` errors.
+"""Scenario files: YAML text to typed ``model.Scenario`` values, with ``file:line:col`` errors.
 
 The format is the JSON Schema in ``schema.json`` (draft-07), shipped in the package so that editors
 can autocomplete a file that starts with ``# yaml-language-server: $schema=...``. Reading goes in
 stages, each stopping at its errors:
 
-1. bytes to text: UTF-8 (a BOM is allowed), at most ``MAX_BYTES``;
-2. text to a node tree with ``yaml.compose``: every node keeps its line and column;
-3. node tree to plain JSON-shaped data (``_Reader``), remembering where each key and value is.
-   YAML surprises are caught here: duplicate keys, ``press: 0123`` read as the number 83,
-   unsupported tags, aliases that expand without end;
-4. data against the schema (``_Explainer``): the best error per location, in words a scenario
-   author understands, then the ``caller:`` list to steps with ``CallerScript.from_data``.
+1. bytes to text: UTF-8 (a BOM is allowed), at most ``MAX_BYTES`` (``yamldoc.read_file``);
+2. text to a node tree, and the tree to JSON-shaped data that remembers where each key and value
+   is (``yamldoc``);
+3. the file as written against the schema (``explain``: the best error per location, in words a
+   scenario author understands), and every ``${name}`` against the variables;
+4. for each matrix entry (or once): variables substituted (``variables``), the result checked
+   against the schema again where a variable was used, then turned into model values
+   (``build``), splicing included files, each read through the same stages.
 
 Errors (under ``emulator.errors.BotemuError``)::
 
@@ -21,46 +22,58 @@ Errors (under ``emulator.errors.BotemuError``)::
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import json
-import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import os
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import Any, NoReturn, cast
 
-import yaml
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError, relevance  # type: ignore[import-untyped]
 
-from emulator.calling.caller import CallerScript
-from emulator.errors import BotemuError, CallerScriptError
+from emulator.errors import BotemuError
 from emulator.jsonutil import JSON
+from emulator.scenario import build
+from emulator.scenario.explain import Explainer, Schema, closest, name
+from emulator.scenario.model import Scenario
+from emulator.scenario.variables import Reference, references, substitute
+from emulator.scenario.yamldoc import (
+    MAX_BYTES,
+    DataPath,
+    Problem,
+    Reader,
+    YamlError,
+    compose,
+    printable,
+    read_file,
+)
+
+__all__ = [
+    "MAX_BYTES",
+    "SCHEMA_PATH",
+    "SUFFIXES",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioFileError",
+    "discover",
+    "load_scenario",
+    "load_scenario_text",
+    "load_scenarios",
+    "load_scenarios_text",
+    "schema",
+]
 
 _SCHEMA_RESOURCE = resources.files("emulator.scenario").joinpath("schema.json")
 SCHEMA_PATH = Path(str(_SCHEMA_RESOURCE))
 """The scenario JSON Schema inside the installed package."""
 
-MAX_BYTES = 1024 * 1024
-MAX_VALUES = 100_000
-MAX_DEPTH = 64
-
-Position: TypeAlias = tuple[int, int]
-DataPath: TypeAlias = tuple[str | int, ...]
-Schema: TypeAlias = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """One scenario file, read and checked."""
-
-    name: str
-    description: str | None
-    tags: tuple[str, ...]
-    caller: CallerScript
-    path: Path | None = None
+SUFFIXES = (".yaml", ".yml")
+MAX_INCLUDE_DEPTH = 16
+_NOT_SUBSTITUTED = (("variables",), ("matrix",))
+"""Variable definitions are taken as written."""
 
 
 class ScenarioError(BotemuError):
@@ -77,7 +90,7 @@ class ScenarioError(BotemuError):
         more: Sequence[ScenarioError] = (),
     ) -> None:
         at = file if line is None else f"{file}:{line}" + ("" if column is None else f":{column}")
-        message = _printable(message)  # one line, whatever the file held
+        message = printable(message)  # one line, whatever the file held
         super().__init__(f"{at}: {message}")
         self.file = file
         self.line = line
@@ -105,565 +118,420 @@ def _schema() -> dict[str, JSON]:
 
 
 @functools.cache
-def _validator() -> Any:
-    return Draft7Validator(_schema())
-
-
-def load_scenario(path: Path | str) -> Scenario:
-    """Read and check a scenario file; raises ``ScenarioError`` (``ScenarioFileError`` when the
-    file cannot be read)."""
-    path = Path(path)
-    label = str(path)
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except FileNotFoundError as e:
-        raise ScenarioFileError(label, None, None, "no such file") from e
-    except IsADirectoryError as e:
-        raise ScenarioFileError(label, None, None, "is a directory, not a file") from e
-    except OSError as e:
-        raise ScenarioFileError(label, None, None, f"cannot read: {e.strerror or e}") from e
-    if len(data) > MAX_BYTES:
-        raise ScenarioFileError(label, None, None, f"larger than {MAX_BYTES // 1024} KiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        start = data.rfind(b"\n", 0, e.start) + 1
-        column = len(data[start : e.start].decode("utf-8", "replace")) + 1
-        line = data.count(b"\n", 0, e.start) + 1
-        message = f"not UTF-8 text (byte 0x{data[e.start]:02x})"
-        raise ScenarioFileError(label, line, column, message) from e
-    return _load(text, label, path)
-
-
-def load_scenario_text(text: str, name: str = "<string>") -> Scenario:
-    """Read and check scenario text; ``name`` labels the errors."""
-    return _load(text, name, None)
-
-
-def _load(text: str, label: str, path: Path | None) -> Scenario:
-    root = _compose(text.removeprefix("\ufeff"), label)
-    if root is None:
-        message = "empty file: expected a scenario with the keys name and caller"
-        raise ScenarioError(label, 1, 1, message)
-    reader = _Reader()
-    try:
-        data = reader.data(root, (), 0)
-    except _Fatal as e:
-        raise ScenarioError(label, e.position[0], e.position[1], e.message) from None
-    problems = list(reader.problems)
-    taken = {p.location for p in problems}
-    explainer = _Explainer(_validator(), reader)
-    problems += [
-        p for p in explainer.problems(_validator().iter_errors(data)) if p.location not in taken
-    ]
-    if problems:
-        raise _error(label, problems, reader)
-    document = cast(dict[str, Any], data)
-    try:
-        caller = CallerScript.from_data(document["caller"], "caller")
-    except CallerScriptError as e:
-        line, column = reader.position(_data_path(e.where), at_key=False)
-        raise ScenarioError(label, line, column, e.message) from e
-    return Scenario(
-        name=document["name"],
-        description=document.get("description"),
-        tags=tuple(document.get("tags", ())),
-        caller=caller,
-        path=path,
+def _validator(definition: str | None = None) -> Any:
+    """The validator of a scenario, or of one definition (``steps``, ``turns``)."""
+    if definition is None:
+        return Draft7Validator(_schema())
+    return Draft7Validator(
+        {"$ref": f"#/definitions/{definition}", "definitions": _schema()["definitions"]}
     )
 
 
-def _error(label: str, problems: list[_Problem], reader: _Reader) -> ScenarioError:
-    seen: dict[tuple[DataPath, bool], tuple[Position, str]] = {}
-    for p in problems:
-        seen.setdefault(p.location, (p.position or reader.position(p.path, p.at_key), p.message))
-    ordered = sorted(seen.values())
-    errors = [ScenarioError(label, line, column, message) for (line, column), message in ordered]
-    first = errors[0]
-    return ScenarioError(label, first.line, first.column, first.message, more=errors[1:])
+def _resolve(node: Schema) -> Schema:
+    while isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        target: Any = _schema()
+        for part in node["$ref"][2:].split("/"):
+            target = target[part]
+        node = target
+    return node
 
 
-def _data_path(where: str) -> DataPath:
-    """``caller[2].press.gap`` -> ``("caller", 2, "press", "gap")``."""
-    return tuple(int(m[1]) if m[1] else m[2] for m in re.finditer(r"\[(\d+)\]|([^.\[\]]+)", where))
+# --- API ---------------------------------------------------------------------------------------
 
 
-# --- YAML text to nodes --------------------------------------------------------------------------
-
-
-def _compose(text: str, label: str) -> yaml.Node | None:
+def load_scenarios(path: Path | str) -> list[Scenario]:
+    """Read and check a scenario file: one ``Scenario`` per matrix entry (one when there is no
+    matrix). Raises ``ScenarioError`` (``ScenarioFileError`` when the file cannot be read)."""
+    path = Path(path)
+    label = str(path)
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as e:
-        line, column, message = _syntax_message(e)
-        raise ScenarioError(label, line, column, message) from None
-    except yaml.reader.ReaderError as e:
-        line = text.count("\n", 0, e.position) + 1
-        column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
-        char = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or " ")
-        message = f"character U+{char:04X} is not allowed in YAML"
-        raise ScenarioError(label, line, column, message) from None
-    except yaml.YAMLError as e:  # no position known
-        raise ScenarioError(label, None, None, f"not YAML: {e}") from None
-    except ValueError as e:
-        raise ScenarioError(label, None, None, f"not valid YAML: {e}") from None
-    except RecursionError:
-        raise ScenarioError(label, None, None, "nested too deeply") from None
+        text = read_file(path)
+    except YamlError as e:
+        raise ScenarioFileError(label, e.line, e.column, e.message) from e
+    return _Load(text, label, path, path.parent).scenarios()
 
 
-def _syntax_message(e: yaml.MarkedYAMLError) -> tuple[int, int, str]:
-    mark, problem, context = e.problem_mark, e.problem or "", e.context or ""
-    context_mark = e.context_mark
-    if mark is None:
-        mark = context_mark
-    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-    problem = problem.replace("<stream end>", "the end of the file")
-    if "'\\t'" in problem:
-        return line, column, "a tab character: indent YAML with spaces, not tabs"
-    if context == "while scanning a quoted scalar" and context_mark is not None:
-        return context_mark.line + 1, context_mark.column + 1, "this quoted text is never closed"
-    if problem.endswith("that cannot start any token"):
-        char = problem.removeprefix("found character ").split(" ", 1)[0]
-        return line, column, f"{char} cannot start a value in YAML: quote the text"
-    if problem == "could not find expected ':'" and context_mark is not None:
-        message = "expected 'key: value' (is a ':' missing, or the space after a '-'?)"
-        return context_mark.line + 1, context_mark.column + 1, message
-    if problem == "mapping values are not allowed here":
-        return line, column, "unexpected ':' here: check the indentation, or quote text with ': '"
-    if problem.startswith("expected <block end>") and context_mark is not None:
-        what = "list" if "collection" in context else "mapping"
-        start = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
-        message = f"bad indentation: this line does not line up with the {what} at {start}"
-        return line, column, message
-    if context == "expected a single document in the stream":
-        return line, column, "a scenario file holds one YAML document, found a second (---)"
-    where = ""
-    if context and context_mark is not None and context_mark is not mark:
-        where = f" ({context} at line {context_mark.line + 1}, column {context_mark.column + 1})"
-    return line, column, f"not valid YAML: {problem or context}{where}"
+def load_scenarios_text(
+    text: str, name: str = "<string>", base: Path | None = None
+) -> list[Scenario]:
+    """Read and check scenario text; ``name`` labels the errors, ``base`` is the directory
+    included files are relative to (without it, a scenario cannot include files)."""
+    return _Load(text, name, None, base).scenarios()
 
 
-# --- Nodes to data -------------------------------------------------------------------------------
-
-_TAG = "tag:yaml.org,2002:"
-_KEY_FIELDS = ("press", "digits", "then")
-"""Fields that hold keypad keys: a number there that YAML changed loses keys."""
+def load_scenario(path: Path | str) -> Scenario:
+    """Read and check a file that makes one scenario (no matrix, or a matrix of one entry)."""
+    return _single(load_scenarios(path), str(path))
 
 
-@dataclass(frozen=True, slots=True)
-class _Problem:
-    path: DataPath
+def load_scenario_text(text: str, name: str = "<string>", base: Path | None = None) -> Scenario:
+    """``load_scenarios_text`` for text that makes one scenario."""
+    return _single(load_scenarios_text(text, name, base), name)
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """The scenario files at ``paths``, in order: a file as given; a directory as every
+    ``*.yaml`` and ``*.yml`` under it, sorted, except files whose name starts with ``_`` (files
+    that scenarios include). Each file once."""
+    found: dict[Path, None] = {}
+    for path in paths:
+        if path.is_dir():
+            for file in sorted(path.rglob("*")):
+                if file.suffix in SUFFIXES and not file.name.startswith("_") and file.is_file():
+                    found.setdefault(file)
+        else:
+            found.setdefault(path)
+    return list(found)
+
+
+def _single(scenarios: list[Scenario], label: str) -> Scenario:
+    if len(scenarios) == 1:
+        return scenarios[0]
+    first = scenarios[0]
+    message = f"the matrix makes {len(scenarios)} scenarios where one is expected (botemu test runs them all)"
+    raise ScenarioError(label, first.line, None, message)
+
+
+# --- Loading one file --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class _Issue:
+    order: int
+    line: int
+    column: int
+    label: str
     message: str
-    at_key: bool = False
-    position: Position | None = None
-
-    @property
-    def location(self) -> tuple[DataPath, bool]:
-        return self.path, self.at_key
+    location: tuple[object, ...] = field(default=(), compare=False)
+    """What the problem is about (a path in the data): one problem per location is kept."""
 
 
-class _Fatal(Exception):
-    def __init__(self, position: Position, message: str) -> None:
-        super().__init__(message)
-        self.position = position
-        self.message = message
+@dataclass(slots=True)
+class _Entry:
+    """The problems of one matrix entry: ``early`` with its variables substituted, ``late``
+    while building its scenario (which happens only when there are no early ones)."""
+
+    early: list[_Issue] = field(default_factory=list)
+    late: list[_Issue] = field(default_factory=list)
+    built: bool = False
 
 
-def _at(node: yaml.Node) -> Position:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+@dataclass(slots=True)
+class _Source:
+    """One file (or text) read: its label, where its includes are relative to, its data."""
+
+    label: str
+    directory: Path | None
+    reader: Reader
+    data: object
+    order: int
+    resolved: Path | None = None
+    include_kind: str = "steps"
+
+    def issue(self, problem: Problem, suffix: str = "") -> _Issue:
+        line, column = problem.position or self.reader.position(problem.path, problem.at_key)
+        location = (self.order, problem.path, problem.at_key)
+        return _Issue(self.order, line, column, self.label, problem.message + suffix, location)
+
+    def include_label(self, file: str) -> str:
+        if self.resolved is not None:
+            return os.path.normpath(os.path.join(os.path.dirname(self.label), file))
+        return os.path.normpath(str((self.directory or Path()) / file))
 
 
-class _Reader:
-    """Turns a node tree into JSON-shaped data, remembering where every key and value is."""
+@dataclass(slots=True)
+class _Site:
+    """Data of one source, in one scenario instance (``build.Site``)."""
 
-    def __init__(self) -> None:
-        self.values: dict[DataPath, Position] = {}
-        self.keys: dict[DataPath, Position] = {}
-        self.plain: dict[DataPath, yaml.ScalarNode] = {}  # unquoted scalars YAML made non-text
-        self.problems: list[_Problem] = []
-        self._count = 0
-        self._open: set[int] = set()
-        self._constructor = yaml.constructor.SafeConstructor()
+    load: _Load
+    source: _Source
+    values: dict[str, str]
+    issues: list[_Issue]
+    chain: tuple[tuple[Path, str], ...] = ()
+    via: str = ""
+    at_line: int | None = None
+    """The line of the include in the scenario file, for what an included file holds."""
+    declared: Collection[str] | None = None
+    """The files the scenario lists under include (for the scenario file itself)."""
 
-    def position(self, path: DataPath, at_key: bool) -> Position:
-        """Where ``path`` is, or its nearest ancestor (a missing key points at its mapping)."""
-        if at_key and path in self.keys:
-            return self.keys[path]
-        while path not in self.values and path:
-            path = path[:-1]
-        return self.values.get(path, (1, 1))
+    def problem(self, path: DataPath, message: str, *, at_key: bool = False) -> None:
+        self.issues.append(self.source.issue(Problem(path, message, at_key), self.via))
 
-    def data(self, node: yaml.Node, path: DataPath, depth: int) -> object:
-        self._count += 1
-        if self._count > MAX_VALUES:
-            raise _Fatal(_at(node), f"more than {MAX_VALUES} values (do aliases repeat a list?)")
-        if depth > MAX_DEPTH:
-            raise _Fatal(_at(node), f"nested more than {MAX_DEPTH} levels deep")
-        self.values[path] = _at(node)
-        if isinstance(node, yaml.ScalarNode):
-            return self._scalar(node, path)
-        if id(node) in self._open:
-            raise _Fatal(_at(node), "an alias refers to a node that contains it")
-        self._open.add(id(node))
+    def line(self, path: DataPath) -> int:
+        if self.at_line is not None:
+            return self.at_line
+        return self.source.reader.position(path, at_key=True)[0]
+
+    def include(self, path: DataPath, file: str) -> tuple[build.Site, build.Data] | None:
+        return self.load.include(self, path, file)
+
+
+@dataclass(slots=True)
+class _Load:
+    text: str
+    label: str
+    path: Path | None
+    base: Path | None
+    issues: list[_Issue] = field(default_factory=list)
+    """Problems of the files as written (the same for every matrix entry)."""
+    known: set[str] = field(default_factory=set)
+    fragments: dict[tuple[Path, str], _Source | None] = field(default_factory=dict)
+
+    def scenarios(self) -> list[Scenario]:
+        main = self._main()
+        doc = cast(dict[str, Any], main.data if isinstance(main.data, dict) else {})
+        variables = _strings(doc.get("variables"))
+        matrix = doc.get("matrix")
+        entries = [_strings(e) for e in matrix] if isinstance(matrix, list) else []
+        self.known = {*variables, *(k for e in entries for k in e)}
+        self._check_references(main, _NOT_SUBSTITUTED)
+        if self.issues:
+            self._raise([])
+        main.include_kind = "steps" if "caller" in doc else "turns"
+        results: list[Scenario] = []
+        checked: list[_Entry] = []
+        for index, entry in enumerate(entries or [None]):
+            checked.append(_Entry())
+            scenario = self._instance(main, doc, variables, entry, index, checked[-1])
+            if scenario is not None:
+                results.append(scenario)
+        if len(results) == len(checked):
+            self._check_ids(main, results)
+        if self.issues or any(e.early or e.late for e in checked):
+            self._raise(checked)
+        return results
+
+    def _main(self) -> _Source:
         try:
-            if isinstance(node, yaml.SequenceNode) and node.tag == _TAG + "seq":
-                return [self.data(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
-            if isinstance(node, yaml.MappingNode) and node.tag == _TAG + "map":
-                return self._mapping(node, path, depth)
-            raise _Fatal(_at(node), _unsupported(node.tag))
-        finally:
-            self._open.discard(id(node))
-
-    def _mapping(self, node: yaml.MappingNode, path: DataPath, depth: int) -> dict[str, object]:
-        result: dict[str, object] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
-                self._problem(
-                    key_node, path, "merge keys (<<) are not supported: write the keys out"
+            root = compose(self.text.removeprefix("\ufeff"))
+            if root is None:
+                message = (
+                    "empty file: expected a scenario with the keys name and caller (or messaging)"
                 )
+                raise YamlError(1, 1, message)
+            reader = Reader(self.text.removeprefix("\ufeff"))
+            data = reader.data(root)
+        except YamlError as e:
+            raise ScenarioError(self.label, e.line, e.column, e.message) from None
+        resolved = self.path.resolve() if self.path is not None else None
+        main = _Source(self.label, self.base, reader, data, 0, resolved)
+        self.issues += self._validate(main, data, _validator())
+        return main
+
+    def _validate(
+        self, source: _Source, data: object, validator: Any, suffix: str = ""
+    ) -> list[_Issue]:
+        """Problems of ``data`` (read from ``source``) against ``validator``, one per location."""
+        reader = source.reader
+        problems = list(reader.problems) if data is source.data else []
+        taken = {p.location for p in problems}
+        explainer = Explainer(validator, reader, _resolve)
+        for problem in explainer.problems(validator.iter_errors(data)):
+            if problem.location not in taken:
+                taken.add(problem.location)
+                problems.append(problem)
+        return [source.issue(p, suffix) for p in problems]
+
+    def _check_references(
+        self, source: _Source, skip: Collection[DataPath], suffix: str = ""
+    ) -> None:
+        for ref in references(source.data, skip):
+            if not ref.valid:
+                message = f"'{name(ref.token)}' is not a variable: a name is letters, digits and _, not starting with a digit"
+            elif ref.name not in self.known:
+                close = closest(ref.name, self.known)
+                hint = f" (did you mean '{close}'?)" if close else ": define it under variables"
+                message = f"unknown variable '{ref.name}'{hint}"
+            else:
                 continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                self._problem(key_node, path, "a key must be a plain name, not a list or mapping")
-                continue
-            key = str(key_node.value)  # the text as written: `on:` is the key "on", not true
-            sub = (*path, key)
-            if key in result:
-                first = self.keys[sub][0]
-                self._problem(
-                    key_node, sub, f"duplicate key '{_name(key)}' (first at line {first})"
-                )
-                continue
-            self.keys[sub] = _at(key_node)
-            result[key] = self.data(value_node, sub, depth + 1)
-        return result
+            self.issues.append(self._at_reference(source, ref, message + suffix))
 
-    def _problem(self, node: yaml.Node, path: DataPath, message: str) -> None:
-        self.problems.append(_Problem(path, message, at_key=True, position=_at(node)))
+    def _at_reference(self, source: _Source, ref: Reference, message: str) -> _Issue:
+        line, column = source.reader.find(ref.path, ref.token, ref.nth)
+        location = (source.order, ref.path, ref.token, ref.nth)
+        return _Issue(source.order, line, column, source.label, message, location)
 
-    def _scalar(self, node: yaml.ScalarNode, path: DataPath) -> object:
-        tag, text = node.tag, str(node.value)
-        if tag in (_TAG + "str", _TAG + "timestamp"):  # a date is text to a scenario
-            return text
-        if node.style is None:
-            self.plain[path] = node
-        if tag == _TAG + "null":
-            return None
-        if tag == _TAG + "bool":
-            return self._constructor.construct_yaml_bool(node)
-        if tag == _TAG + "float":
-            return self._constructor.construct_yaml_float(node)
-        if tag != _TAG + "int":
-            raise _Fatal(_at(node), _unsupported(tag))
-        try:
-            value = self._constructor.construct_yaml_int(node)
-            decimal = str(value)
-        except ValueError:
-            self.problems.append(_Problem(path, f"the number {_short(text)} is too long: quote it"))
-            return text
-        if node.style is None and decimal != text:
-            self.problems.append(_Problem(path, _lossy_number(path, text, decimal)))
-        return value
-
-
-def _lossy_number(path: DataPath, text: str, decimal: str) -> str:
-    text, decimal = _short(text), _short(decimal)
-    key = path[-1] if path and isinstance(path[-1], str) else None
-    said = f"YAML reads {text} as the number {decimal}"
-    if key in _KEY_FIELDS:
-        return f'{said}; quote the keys: {key}: "{text}"'
-    if key is None:
-        return f'{said}; write {decimal}, or quote it: "{text}"'
-    return f'{said}; write {key}: {decimal}, or quote it: {key}: "{text}"'
-
-
-def _unsupported(tag: str) -> str:
-    shown = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
-    return f"unsupported YAML tag {shown}: a scenario holds text, numbers, lists and mappings"
-
-
-# --- Schema errors to messages -------------------------------------------------------------------
-
-_LEAF_ORDER = ("type", "additionalProperties", "required", "enum", "uniqueItems")
-
-
-class _Explainer:
-    """Turns jsonschema errors into one clear message per location.
-
-    Messages come from the schema where it gives them (``errorMessage``, the same text an editor
-    shows). A ``oneOf`` of tagged alternatives (each a bare name or a one-key mapping, such as a
-    step) is explained by the alternative its tag names, so that a misspelt step says
-    "unknown step 'prees' (did you mean 'press'?)" rather than why each alternative failed.
-    """
-
-    def __init__(self, validator: Any, reader: _Reader) -> None:
-        self._validator = validator
-        self._reader = reader
-
-    def problems(
-        self, errors: Iterable[ValidationError], expected: str | None = None, at: DataPath = ()
-    ) -> Iterator[_Problem]:
-        groups: dict[DataPath, list[ValidationError]] = {}
-        for error in errors:
-            groups.setdefault(tuple(error.absolute_path), []).append(error)
-        for path, group in groups.items():
-            fallback = expected if path == at else None
-            leaves = [e for e in group if e.validator not in ("anyOf", "oneOf")]
-            if any(e.validator == "type" for e in leaves):
-                leaves = [e for e in leaves if e.validator == "type"]
-            if not leaves:
-                leaves = [max(group, key=relevance)]
-            leaves.sort(key=lambda e: _rank(str(e.validator)))
-            for error in leaves:
-                yield from self._explain(error, fallback)
-
-    def _explain(self, error: ValidationError, expected: str | None) -> Iterator[_Problem]:
-        path: DataPath = tuple(error.absolute_path)
-        schema: Schema = error.schema if isinstance(error.schema, dict) else {}
-        own = schema.get("errorMessage")
-        expected = own if isinstance(own, str) else expected
-        keyword, instance = str(error.validator), error.instance
-        if keyword in ("anyOf", "oneOf"):
-            yield from self._union(error, path, expected)
-        elif keyword == "additionalProperties":
-            allowed = list(schema.get("properties", {}))
-            for key in instance:
-                if key not in allowed:
-                    message = f"unknown key '{_name(key)}'{_hint(key, allowed, listing=True)}"
-                    yield _Problem((*path, key), message, at_key=True)
-        elif keyword == "required":
-            meant = {_closest(str(k), error.validator_value) for k in instance}
-            missing = [k for k in error.validator_value if k not in instance and k not in meant]
-            if missing:
-                names = " and ".join(f"'{k}'" for k in missing)
-                yield _Problem(
-                    path, f"missing required key{'s' if len(missing) > 1 else ''} {names}"
-                )
-        elif keyword == "uniqueItems":
-            index = next((i for i, item in enumerate(instance) if item in instance[:i]), None)
-            if index is not None:
-                yield _Problem((*path, index), f"{_show(instance[index])} is listed twice")
-        else:
-            if expected is None:
-                expected = _default_expected(keyword, error.validator_value)
-            hint = _hint(instance, error.validator_value) if keyword == "enum" else ""
-            yield _Problem(path, self._got(expected, path, instance, schema) + hint)
-
-    def _union(
-        self, error: ValidationError, path: DataPath, expected: str | None
-    ) -> Iterator[_Problem]:
-        alternatives = [self._resolve(a) for a in error.validator_value]
-        tagged = _tags(alternatives)
-        instance = error.instance
-        if tagged is not None:
-            yield from self._tagged(error, path, alternatives, tagged, expected)
-            return
-        matching = [i for i, a in enumerate(alternatives) if self._type_matches(instance, a)]
-        if len(matching) == 1:
-            branch = [e for e in error.context if e.relative_schema_path[0] == matching[0]]
-            yield from self.problems(branch, expected, path)
-            return
-        message = expected or "not a valid value"
-        yield _Problem(path, self._got(message, path, instance, error.schema))
-
-    def _tagged(
+    def _instance(
         self,
-        error: ValidationError,
-        path: DataPath,
-        alternatives: list[Schema],
-        tags: dict[str, int],
-        expected: str | None,
-    ) -> Iterator[_Problem]:
-        instance, noun = error.instance, str(error.schema.get("title", "value"))
-        bare = [n for a in alternatives for n in a.get("enum", ())]
-        keyed = [n for a in alternatives for n in a.get("required", ())]
-        names = [*keyed, *(n for n in bare if n not in keyed)]
-
-        def unknown(name: str) -> str:
-            close = _closest(name, names)
-            if close:
-                return f"unknown {noun} '{_name(name)}' (did you mean '{close}'?)"
-            return f"unknown {noun} '{_name(name)}'" + (f"; {expected}" if expected else "")
-
-        if isinstance(instance, str):
-            if instance in tags and instance not in bare:
-                example = _example(alternatives[tags[instance]])
-                yield _Problem(path, f"'{instance}' needs an argument, e.g. {example}")
-            else:
-                yield _Problem(path, unknown(instance))
-        elif isinstance(instance, dict) and instance:
-            known = [k for k in instance if k in tags]
-            if len(instance) == 1 and known:
-                index = tags[known[0]]
-                branch = [e for e in error.context if e.relative_schema_path[0] == index]
-                yield from self.problems(branch)
-            elif not known:
-                first = next(iter(instance))
-                yield _Problem((*path, first), unknown(str(first)), at_key=True)
-            elif len(known) == 1:
-                inner = self._inner_keys(alternatives[tags[known[0]]], known[0])
-                for key in instance:
-                    if key != known[0]:
-                        message = f"unexpected key '{_name(key)}' beside '{known[0]}'"
-                        message += f": a {noun} has one key"
-                        if key in inner:
-                            message += f" (write {known[0]}: {{{inner[0]}: ..., {key}: ...}})"
-                        yield _Problem((*path, key), message, at_key=True)
-            else:
-                keys = ", ".join(_name(str(k)) for k in instance)
-                yield _Problem(
-                    path, f"a {noun} has one key, got {keys}: make each its own list item"
-                )
-        else:
-            message = expected or f"expected a {noun}"
-            yield _Problem(path, self._got(message, path, instance, error.schema))
-
-    def _got(self, expected: str, path: DataPath, instance: object, schema: Schema) -> str:
-        """``expected ..., got ...``, and how to quote a value YAML read as something else."""
-        message = f"{expected}, got {_kind(instance)}"
-        node = self._reader.plain.get(path)
-        if node is not None and not any(self._validator.descend(node.value, schema)):
-            key = path[-1] if path and isinstance(path[-1], str) else None
-            text = _short(str(node.value))
-            quoted = f'{key}: "{text}"' if key else f'"{text}"'
-            read = json.dumps(instance)
-            if read != text:
-                message += f"; YAML reads {text} as {read}"
-            message += f"; quote it: {quoted}"
-        return message
-
-    def _resolve(self, schema: Schema) -> Schema:
-        while isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/"):
-            target: Any = _schema()
-            for part in schema["$ref"][2:].split("/"):
-                target = target[part]
-            schema = target
-        return schema
-
-    def _type_matches(self, instance: object, schema: Schema) -> bool:
-        schema = self._resolve(schema)
-        kinds = schema.get("type")
-        if kinds is not None:
-            kinds = [kinds] if isinstance(kinds, str) else kinds
-            return any(self._validator.is_type(instance, k) for k in kinds)
-        for keyword in ("anyOf", "oneOf"):
-            if keyword in schema:
-                return any(self._type_matches(instance, a) for a in schema[keyword])
-        return True
-
-    def _inner_keys(self, alternative: Schema, tag: str) -> list[str]:
-        """The keys of the mapping form of a tagged alternative's argument (press: digits, gap)."""
-        argument = self._resolve(alternative.get("properties", {}).get(tag, {}))
-        for form in map(self._resolve, argument.get("anyOf", [argument])):
-            if form.get("type") == "object":
-                return [*form.get("required", ()), *form.get("properties", {})]
-        return []
-
-
-def _tags(alternatives: list[Schema]) -> dict[str, int] | None:
-    """Tag -> alternative, when every alternative is a set of bare names or a one-key mapping."""
-    tags: dict[str, int] = {}
-    for index, alternative in enumerate(alternatives):
-        if alternative.get("type") == "string" and "enum" in alternative:
-            for name in alternative["enum"]:
-                tags.setdefault(name, index)
-        elif alternative.get("type") == "object" and len(alternative.get("required", ())) == 1:
-            tags[alternative["required"][0]] = index
-        else:
+        main: _Source,
+        doc: dict[str, Any],
+        variables: dict[str, str],
+        entry: dict[str, str] | None,
+        index: int,
+        checked: _Entry,
+    ) -> Scenario | None:
+        values = {**variables, **(entry or {})}
+        used = list(references(doc, _NOT_SUBSTITUTED))
+        self._check_unset(main, used, values, checked.early)
+        data = cast(dict[str, Any], substitute(doc, values, _NOT_SUBSTITUTED))
+        if data != doc:
+            checked.early += self._validate(main, data, _validator())
+        if checked.early:
             return None
-    return tags or None
+        checked.built = True
+        declared = list(data.get("include", ()))
+        site = _Site(self, main, values, checked.late, declared=declared)
+        if main.resolved is not None:
+            site.chain = ((main.resolved, main.label),)
+        for number, file in enumerate(declared):
+            self._fragment(site, ("include", number), file)
+        parts = build.parts(data, site)
+        if entry is None:
+            line = main.reader.position(("name",), at_key=True)[0]
+        else:
+            line = main.reader.position(("matrix", index), at_key=False)[0]
+        return Scenario(
+            name=data["name"],
+            description=data.get("description"),
+            tags=tuple(data.get("tags", ())),
+            caller=parts.caller,
+            messaging=parts.messaging,
+            expect=parts.expect,
+            faults=parts.faults,
+            variables=tuple(entry.items()) if entry is not None else (),
+            spec=data.get("spec"),
+            path=self.path,
+            line=line,
+        )
+
+    def _check_unset(
+        self,
+        source: _Source,
+        used: Iterable[Reference],
+        values: dict[str, str],
+        issues: list[_Issue],
+        suffix: str = "",
+    ) -> None:
+        for ref in used:
+            if ref.valid and ref.name not in values:
+                message = (
+                    f"variable '{ref.name}' is not set in this matrix entry, nor under variables"
+                )
+                issues.append(self._at_reference(source, ref, message + suffix))
+
+    def _check_ids(self, main: _Source, scenarios: list[Scenario]) -> None:
+        first: dict[str, int] = {}
+        for index, scenario in enumerate(scenarios):
+            if scenario.id in first:
+                message = f"this entry gives the same test id as entry {first[scenario.id] + 1}: {scenario.id}"
+                self.issues.append(main.issue(Problem(("matrix", index), message)))
+            first.setdefault(scenario.id, index)
+
+    # --- includes ---
+
+    def include(
+        self, site: _Site, path: DataPath, file: str
+    ) -> tuple[build.Site, build.Data] | None:
+        if site.declared is not None and file not in site.declared:
+            close = closest(file, site.declared)
+            hint = f" (did you mean '{close}'?)" if close else ": add it there"
+            site.problem((*path, "include"), f"'{name(file)}' is not listed under include{hint}")
+            return None
+        fragment = self._fragment(site, (*path, "include"), file)
+        if fragment is None or fragment.resolved is None:
+            return None
+        opened = [resolved for resolved, _ in site.chain]
+        if fragment.resolved in opened:
+            loop = [label for _, label in site.chain[opened.index(fragment.resolved) :]]
+            site.problem(
+                (*path, "include"), f"include cycle: {' -> '.join([*loop, fragment.label])}"
+            )
+            return None
+        if len(site.chain) >= MAX_INCLUDE_DEPTH:
+            site.problem((*path, "include"), f"includes nested more than {MAX_INCLUDE_DEPTH} deep")
+            return None
+        line, column = site.source.reader.position((*path, "include"), at_key=False)
+        via = f" (included from {site.source.label}:{line}:{column})"
+        used = list(references(fragment.data))
+        index = len(site.issues)
+        self._check_unset(fragment, used, site.values, site.issues, via)
+        data = substitute(fragment.data, site.values)
+        if data != fragment.data:
+            validator = _validator(fragment.include_kind)
+            site.issues += self._validate(fragment, data, validator, via)
+        if len(site.issues) > index:
+            return None
+        at_line = site.at_line if site.at_line is not None else line
+        chain = (*site.chain, (fragment.resolved, fragment.label))
+        sub = _Site(self, fragment, site.values, site.issues, chain, via, at_line)
+        return sub, data
+
+    def _fragment(self, site: _Site, path: DataPath, file: str) -> _Source | None:
+        """The included file ``file``, read and checked as written; None when it cannot be
+        (the problems are reported)."""
+        source = site.source
+        if Path(file).is_absolute():
+            site.problem(
+                path, f"'{name(file)}' is an absolute path: include a path relative to this file"
+            )
+            return None
+        if source.directory is None:
+            site.problem(
+                path,
+                f"cannot include '{name(file)}': the scenario has no directory (read it from a file, or pass base)",
+            )
+            return None
+        resolved = (source.directory / file).resolve()
+        kind = source.include_kind
+        if (resolved, kind) in self.fragments:
+            return self.fragments[(resolved, kind)]
+        self.fragments[(resolved, kind)] = None
+        label = source.include_label(file)
+        line, column = source.reader.position(path, at_key=False)
+        via = f" (included from {source.label}:{line}:{column})"
+        order = len(self.fragments)
+        try:
+            text = read_file(resolved)
+            root = compose(text.removeprefix("\ufeff"))
+            if root is None:
+                raise YamlError(1, 1, f"empty file: expected a list of {kind}")
+            reader = Reader(text.removeprefix("\ufeff"))
+            data = reader.data(root)
+        except YamlError as e:
+            if e.line is None:
+                site.problem(path, f"cannot include '{name(file)}': {e.message}")
+            else:
+                self.issues.append(_Issue(order, e.line, e.column or 1, label, e.message + via))
+            return None
+        fragment = _Source(label, resolved.parent, reader, data, order, resolved, kind)
+        before = len(self.issues)
+        self.issues += self._validate(fragment, data, _validator(kind), via)
+        self._check_references(fragment, (), via)
+        if len(self.issues) > before:
+            return None
+        self.fragments[(resolved, kind)] = fragment
+        return fragment
+
+    # --- errors ---
+
+    def _raise(self, checked: list[_Entry]) -> NoReturn:
+        """Raise every problem in file order, one per location: those of the files as written,
+        then those of matrix entries. A problem that not every entry checked as far has names
+        its entry."""
+        ordered = list(self.issues)
+        many = len(checked) > 1
+        early = Counter(issue for entry in checked for issue in set(entry.early))
+        late = Counter(issue for entry in checked for issue in set(entry.late))
+        built = sum(entry.built for entry in checked)
+        for number, entry in enumerate(checked):
+            for issue in entry.early + entry.late:
+                common = early[issue] == len(checked) or late[issue] == built
+                if many and not common:
+                    issue = replace(issue, message=f"{issue.message} (matrix entry {number + 1})")
+                ordered.append(issue)
+        kept: dict[tuple[object, ...], _Issue] = {}
+        for issue in ordered:
+            where = issue.location or (issue.order, issue.line, issue.column)
+            kept.setdefault((*where, issue.message) if many else where, issue)
+        errors = [
+            ScenarioError(i.label, i.line, i.column, i.message) for i in sorted(kept.values())
+        ]
+        first = errors[0]
+        raise ScenarioError(first.file, first.line, first.column, first.message, more=errors[1:])
 
 
-def _example(alternative: Schema) -> str:
-    examples = alternative.get("examples") or [""]
-    example = examples[0]
-    if isinstance(example, dict):
-        return ", ".join(f"{k}: {_inline(v)}" for k, v in example.items())
-    return _inline(example)
-
-
-def _inline(value: object) -> str:
-    """A value as written in YAML flow style: ``"2"`` (quoted: it would read as a number), ``6s``."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_inline(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, str):
-        return value if yaml.safe_load(value) == value else json.dumps(value)
-    return json.dumps(value)
-
-
-def _rank(keyword: str) -> int:
-    return _LEAF_ORDER.index(keyword) if keyword in _LEAF_ORDER else len(_LEAF_ORDER)
-
-
-def _default_expected(keyword: str, value: object) -> str:
-    if keyword == "type":
-        kinds = [value] if isinstance(value, str) else list(cast(Iterable[str], value))
-        return "expected " + " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
-    if keyword == "enum":
-        return "expected one of " + ", ".join(str(v) for v in cast(Iterable[object], value))
-    if keyword == "minimum":
-        return f"expected at least {value}"
-    if keyword == "maximum":
-        return f"expected at most {value}"
-    return f"expected a value that satisfies {keyword}: {value}"
-
-
-_TYPE_WORDS = {
-    "string": "a string",
-    "array": "a list",
-    "object": "a mapping",
-    "number": "a number",
-    "integer": "a whole number",
-    "boolean": "true or false",
-    "null": "nothing",
-}
-
-
-def _closest(name: str, options: Iterable[object]) -> str | None:
-    choices = [str(o) for o in options]
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def _hint(value: object, options: object, *, listing: bool = False) -> str:
-    candidates = list(cast(Iterable[object], options)) if isinstance(options, list) else []
-    close = _closest(str(value), candidates) if isinstance(value, str) else None
-    if close:
-        return f" (did you mean '{close}'?)"
-    return f" (expected: {', '.join(str(c) for c in candidates)})" if listing else ""
-
-
-def _show(value: object) -> str:
-    return _short(repr(value) if isinstance(value, str) else json.dumps(value))
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _name(text: str) -> str:
-    """A key or name as it can appear in a one-line message."""
-    return _short(_printable(text))
-
-
-def _printable(text: str) -> str:
-    """``text`` with line breaks and other control characters escaped (``\\n``)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"a boolean ({'true' if value else 'false'})"
-    if isinstance(value, int | float):
-        return f"a number ({_show(value)})"
-    if isinstance(value, str):
-        return f"a string ({_show(value)})" if value.strip() else "an empty string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+def _strings(value: object) -> dict[str, str]:
+    """The string values of a mapping of variables (the schema reports any others)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}

@@ -18,6 +18,7 @@ from emulator.calling.caller import (
     Silence,
     Step,
     Talk,
+    WhenRule,
     describe,
     parse_duration,
     parse_step,
@@ -424,6 +425,138 @@ def test_from_data_errors(data: object, where: str, message: str) -> None:
     assert info.value.where == where
     assert info.value.message == message
     assert str(info.value) == f"{where}: {message}"
+
+
+# --- reactive when rules -----------------------------------------------------------------------
+
+REACTIVE = """
+steps:
+  - listen
+  - press: "1234#"
+when:
+  - prompt: main menu
+    do: [{press: "1"}]
+  - prompt: "^goodbye"
+    do: [hangup]
+    once: true
+"""
+
+
+def test_from_data_reads_steps_and_when_rules() -> None:
+    script = CallerScript.from_data(yaml.safe_load(REACTIVE))
+    assert script == CallerScript(
+        (Listen(), Press("1234#")),
+        (WhenRule("main menu", (Press("1"),)), WhenRule("^goodbye", (HangUp(),), once=True)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "steps", "rules"),
+    [
+        pytest.param({"steps": ["listen"]}, (Listen(),), (), id="steps-only"),
+        pytest.param({"when": []}, (), (), id="when-only"),
+        pytest.param({"when": [{"prompt": "x", "do": []}]}, (), (WhenRule("x"),), id="empty-do"),
+    ],
+)
+def test_from_data_mapping_forms(
+    data: object, steps: tuple[Step, ...], rules: tuple[WhenRule, ...]
+) -> None:
+    assert CallerScript.from_data(data) == CallerScript(steps, rules)
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "message"),
+    [
+        pytest.param(
+            {"steps": [], "rules": []},
+            "caller",
+            "unknown key 'rules' (expected: steps, when)",
+            id="unknown-key",
+        ),
+        pytest.param(
+            {"when": {"prompt": "x"}},
+            "caller.when",
+            "expected a list of rules, got a mapping",
+            id="when-not-a-list",
+        ),
+        pytest.param(
+            {"when": ["x"]},
+            "caller.when[0]",
+            "expected a rule {prompt, do, once}, got a string ('x')",
+            id="rule-not-a-mapping",
+        ),
+        pytest.param({"when": [{"do": []}]}, "caller.when[0]", "expected 'prompt'", id="no-prompt"),
+        pytest.param({"when": [{"prompt": "x"}]}, "caller.when[0]", "expected 'do'", id="no-do"),
+        pytest.param(
+            {"when": [{"prompt": "x", "do": [], "onse": True}]},
+            "caller.when[0]",
+            "unknown key 'onse' (did you mean 'once'?) (expected: prompt, do, once)",
+            id="misspelt-once",
+        ),
+        pytest.param(
+            {"when": [{"prompt": "", "do": []}]},
+            "caller.when[0].prompt",
+            "expected a regular expression, got a string ('')",
+            id="empty-prompt",
+        ),
+        pytest.param(
+            {"when": [{"prompt": "a(", "do": []}]},
+            "caller.when[0].prompt",
+            "not a valid regular expression: missing ), unterminated subpattern at position 1",
+            id="bad-regex",
+        ),
+        pytest.param(
+            {"when": [{"prompt": "x", "do": [], "once": "yes"}]},
+            "caller.when[0].once",
+            "expected true or false, got a string ('yes')",
+            id="once-not-a-boolean",
+        ),
+        pytest.param(
+            {"when": [{"prompt": "x", "do": ["prees"]}]},
+            "caller.when[0].do[0]",
+            "unknown step 'prees' (did you mean 'press'?)",
+            id="bad-step-in-do",
+        ),
+        pytest.param(
+            {"steps": "listen"},
+            "caller.steps",
+            "expected a list of steps, got a string ('listen')",
+            id="steps-not-a-list",
+        ),
+    ],
+)
+def test_from_data_rule_errors(data: object, where: str, message: str) -> None:
+    with pytest.raises(CallerScriptError) as info:
+        CallerScript.from_data(data)
+    assert (info.value.where, info.value.message) == (where, message)
+
+
+def test_a_when_rule_refuses_a_bad_regular_expression() -> None:
+    with pytest.raises(CallerScriptError, match="not a valid regular expression"):
+        WhenRule("[unclosed")
+
+
+@pytest.mark.parametrize(
+    ("heard", "used", "index"),
+    [
+        pytest.param("Welcome! Main Menu: press 1", frozenset(), 0, id="first-match-any-case"),
+        pytest.param("main menu", frozenset({0}), 1, id="a-used-once-rule-is-skipped"),
+        pytest.param("goodbye", frozenset(), 2, id="a-later-rule"),
+        pytest.param("goodbye", frozenset({2}), 2, id="used-matters-only-for-once-rules"),
+        pytest.param("please hold", frozenset(), None, id="no-match"),
+        pytest.param("", frozenset(), None, id="nothing-heard"),
+    ],
+)
+def test_rule_for(heard: str, used: frozenset[int], index: int | None) -> None:
+    script = CallerScript(
+        (),
+        (
+            WhenRule("main menu", once=True),
+            WhenRule("menu|hold on"),
+            WhenRule("^goodbye$"),
+        ),
+    )
+    assert script.rule_for(heard, used) == index
 
 
 def test_from_data_error_names_the_offending_index() -> None:

@@ -25,6 +25,7 @@ from emulator.calling.caller import (
     Silence,
     Step,
     Talk,
+    WhenRule,
 )
 from emulator.calling.engine import (
     DEFAULT_MAX_WORKFLOWS,
@@ -1347,6 +1348,168 @@ def test_a_ten_minute_call_runs_without_sleeping(monkeypatch: pytest.MonkeyPatch
     assert elapsed < 1.0
 
 
+# --- reactive when rules -------------------------------------------------------------------------
+
+MAIN_MENU = "Main menu: press one for sales"  # six words: 2.4 s
+
+
+def main_menu(op: str = "menu", **fields: Any) -> Json:
+    """The menu, saying MAIN_MENU; a field set to None is left out."""
+    fields = {"operationId": op, "playPrompt": {"prompts": [{"value": MAIN_MENU}]}, **fields}
+    return {k: v for k, v in menu(**fields).items() if v is not None}
+
+
+def pin(op: str = "pin") -> Json:
+    return {**digits(stopTones=["#"]), "operationId": op}
+
+
+def reactive(steps: list[Any], *rules: Json) -> CallerScript:
+    return CallerScript.from_data({"steps": steps, "when": list(rules)})
+
+
+PRESS_1_AT_MAIN_MENU = {"prompt": "main menu", "do": [{"press": "1"}]}
+
+
+@pytest.mark.parametrize("menu_first", [True, False], ids=["menu-first", "menu-second"])
+def test_a_rule_answers_the_main_menu_wherever_it_comes(menu_first: bool) -> None:
+    caller = reactive([{"press": "1234#"}], PRESS_1_AT_MAIN_MENU)
+    order = [main_menu(), pin()] if menu_first else [pin(), main_menu()]
+    progress = established()
+    outcomes = {}
+    for action in order:
+        result = run_workflow(read_workflow(workflow_doc(action)), caller, progress)
+        progress = result.progress
+        outcomes[action["operationId"]] = result.outcome
+    assert choice_of(outcomes["menu"]) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+    assert digits_of(outcomes["pin"]) == (SUCCESS, DCR.COMPLETED_STOP_TONE_DETECTED, "1234")
+    assert progress.cursor == 1  # the rule did not move the sequential script
+    assert progress.rules_used == frozenset()  # not a once rule
+
+
+def test_a_rule_runs_its_steps_as_the_script_would() -> None:
+    by_rule = run_workflow(
+        read_workflow(workflow_doc(main_menu())),
+        reactive([], {"prompt": "main menu", "do": ["listen", {"press": "2"}]}),
+        established(),
+    )
+    by_script = run([main_menu()], "listen; press 2")
+    assert by_rule.outcome == by_script.outcome
+    assert by_rule.events == by_script.events
+    assert by_rule.progress.now == by_script.progress.now == pytest.approx(2.4)
+
+
+def test_a_rule_barges_in_like_the_script() -> None:
+    result = run_workflow(
+        read_workflow(workflow_doc(main_menu())), reactive([], PRESS_1_AT_MAIN_MENU), established()
+    )
+    assert choice_of(result.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+    assert completed_at(result, "menu") == 0.0
+    (prompt,) = events(result, PromptPlayed)
+    assert prompt.interrupted and prompt.end == 0.0
+
+
+def test_rules_match_ignoring_case_and_anywhere_in_the_prompt() -> None:
+    caller = reactive([], {"prompt": "PRESS ONE for SALES$", "do": [{"press": "1"}]})
+    result = run_workflow(read_workflow(workflow_doc(main_menu())), caller, established())
+    assert choice_of(result.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+
+
+def test_with_no_match_the_sequential_steps_are_used() -> None:
+    caller = reactive(["listen", {"press": "2"}], PRESS_1_AT_MAIN_MENU)
+    result = run_workflow(read_workflow(workflow_doc(menu())), caller, established())
+    assert choice_of(result.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "Customer Support")
+    assert result.progress.cursor == 2
+
+
+def test_a_once_rule_is_used_once_per_call() -> None:
+    once = {**PRESS_1_AT_MAIN_MENU, "once": True}
+    caller = reactive(["listen", {"press": "2"}], once)
+    first = run_workflow(read_workflow(workflow_doc(main_menu())), caller, established())
+    assert choice_of(first.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+    assert first.progress.rules_used == frozenset({0})
+    second = run_workflow(read_workflow(workflow_doc(main_menu())), caller, first.progress)
+    assert choice_of(second.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "Customer Support")
+    assert second.progress.rules_used == frozenset({0})
+
+
+def test_the_first_matching_rule_wins_and_a_used_once_rule_gives_way_to_the_next() -> None:
+    caller = reactive(
+        [],
+        {"prompt": "menu", "do": [{"press": "2"}], "once": True},
+        {"prompt": "main", "do": [{"press": "1"}]},
+    )
+    progress = established()
+    names = []
+    for _ in range(3):
+        result = run_workflow(read_workflow(workflow_doc(main_menu())), caller, progress)
+        progress = result.progress
+        names.append(choice_of(result.outcome)[2])
+    assert names == ["Customer Support", "sales", "sales"]
+
+
+def test_a_rule_with_a_record_turn() -> None:
+    caller = reactive(
+        [{"press": "9"}],
+        {"prompt": "leave a message", "do": [{"talk": {"for": "3s", "then": "#"}}]},
+    )
+    result = run_workflow(
+        read_workflow(workflow_doc(record(stopTones=["#"]))), caller, established()
+    )
+    assert record_of(result.outcome) == (
+        SUCCESS,
+        REC.COMPLETED_STOP_TONE_DETECTED,
+        pytest.approx(3.0),
+    )
+    assert result.progress.cursor == 0
+
+
+def test_a_turn_without_a_prompt_is_matched_by_the_last_prompt_of_its_workflow() -> None:
+    caller = reactive([], PRESS_1_AT_MAIN_MENU)
+    doc = workflow_doc(play(MAIN_MENU), main_menu(playPrompt=None))
+    result = run_workflow(read_workflow(doc), caller, established())
+    assert choice_of(result.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+    # the prompt of an earlier Workflow does not count
+    again = run_workflow(
+        read_workflow(workflow_doc(main_menu(playPrompt=None))), caller, result.progress
+    )
+    assert choice_of(again.outcome) == (FAILURE, RCR.INITIAL_SILENCE_TIMEOUT, None)
+
+
+def test_a_turn_with_a_prompt_is_matched_by_its_own_prompt_only() -> None:
+    caller = reactive([], PRESS_1_AT_MAIN_MENU)
+    doc = workflow_doc(play(MAIN_MENU), menu())  # the menu says "press one now"
+    result = run_workflow(read_workflow(doc), caller, established())
+    assert choice_of(result.outcome) == (FAILURE, RCR.INITIAL_SILENCE_TIMEOUT, None)
+
+
+def test_steps_of_a_rule_that_the_turn_does_not_reach_are_dropped() -> None:
+    caller = reactive(
+        ["listen", {"press": "2"}], {"prompt": "main menu", "do": [{"press": "1"}, {"press": "2"}]}
+    )
+    first = run_workflow(read_workflow(workflow_doc(main_menu())), caller, established())
+    assert choice_of(first.outcome)[2] == "sales"
+    second = run_workflow(read_workflow(workflow_doc(menu())), caller, first.progress)
+    assert choice_of(second.outcome)[2] == "Customer Support"
+
+
+def test_a_rule_can_hang_up() -> None:
+    caller = reactive(["listen", {"press": "1"}], {"prompt": "main menu", "do": ["hangup"]})
+    result = run_workflow(read_workflow(workflow_doc(main_menu())), caller, established())
+    assert choice_of(result.outcome) == (FAILURE, RCR.CALL_TERMINATED, None)
+    assert result.progress.ended is EndReason.CALLER_HUNG_UP
+    assert events(result, CallerHungUp)[0].at == 0.0
+
+
+def test_rules_are_not_tested_once_the_caller_is_hanging_up() -> None:
+    once = {**PRESS_1_AT_MAIN_MENU, "once": True}
+    caller = reactive([{"hangup": {"during": "playPrompt", "after": "5s"}}], once)
+    doc = workflow_doc(play("hello"), main_menu())
+    result = run_workflow(read_workflow(doc), caller, established())
+    assert choice_of(result.outcome) == (FAILURE, RCR.CALL_TERMINATED, None)
+    assert result.progress.now == 5.0
+    assert result.progress.rules_used == frozenset()
+
+
 # --- property: the engine never raises -----------------------------------------------------------
 
 WORDS = ["sales", "support", "billing", "yes", "no", "agent", "hello", "one"]
@@ -1508,6 +1671,35 @@ config_st = st.builds(
 def test_engine_never_raises_for_a_valid_workflow_and_any_caller(
     data: st.DataObject, caller: CallerScript, config: EngineConfig
 ) -> None:
+    runs_without_raising(data, caller, config)
+
+
+pattern_st = st.one_of(
+    st.sampled_from(WORDS),
+    st.sampled_from(["^", "$", ".*", "sales|support", r"\d", "^(hello|one) ", "(?i)NO", "[a-c]+"]),
+)
+rule_st = st.builds(WhenRule, pattern_st, st.lists(step_st, max_size=4).map(tuple), st.booleans())
+reactive_caller_st = st.builds(
+    CallerScript,
+    st.lists(step_st, max_size=8).map(tuple),
+    st.lists(rule_st, min_size=1, max_size=4).map(tuple),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), caller=reactive_caller_st, config=config_st)
+def test_engine_never_raises_with_when_rules(
+    data: st.DataObject, caller: CallerScript, config: EngineConfig
+) -> None:
+    progress = runs_without_raising(data, caller, config)
+    assert progress.rules_used <= {i for i, rule in enumerate(caller.rules) if rule.once}
+    assert 0 <= progress.cursor <= len(caller.steps)
+
+
+def runs_without_raising(
+    data: st.DataObject, caller: CallerScript, config: EngineConfig
+) -> CallProgress:
+    """Runs up to 20 Workflows of a call and checks the invariants of every run."""
     progress = CallProgress()
     for _ in range(20):
         first = not progress.answered
@@ -1536,3 +1728,4 @@ def test_engine_never_raises_for_a_valid_workflow_and_any_caller(
     if progress.ended is not None:
         assert progress.call_state is CallState.TERMINATED
         assert run_workflow(workflow, caller, progress, config).outcome is None
+    return progress

@@ -12,6 +12,7 @@ import pytest
 
 from emulator.scenario import schema
 from emulator.scenario.cli import register
+from emulator.scenario.loader import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "scenarios" / "examples"
@@ -39,10 +40,13 @@ def test_check_a_valid_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_check_every_example(capsys: pytest.CaptureFixture[str]) -> None:
-    files = sorted(str(p) for p in EXAMPLES.glob("*.yaml"))
+    files = sorted(str(p) for p in EXAMPLES.glob("[!_]*.yaml"))
     code, out, _ = run(["scenario", "check", *files], capsys)
     assert code == 0
-    assert out == "".join(f"{f}: ok\n" for f in files)
+    # a file with a matrix is reported once per entry
+    expected = [f"{f}{s.id.removeprefix(s.name)}: ok\n" for f in files for s in load_scenarios(f)]
+    assert out == "".join(expected)
+    assert f"{EXAMPLES / 'menu-rules.yaml'}[department=sales,key=1]: ok\n" in expected
 
 
 def test_check_a_directory_checks_the_yaml_under_it(
@@ -88,7 +92,7 @@ def test_check_an_unreadable_file_exits_2(
     code, out, err = run(["scenario", "check", str(missing), str(bad), str(MAIN_MENU)], capsys)
     assert code == 2
     assert err == f"botemu scenario check: {missing}: no such file\n"
-    assert out == f"{bad}:1:1: missing required key 'caller'\n{MAIN_MENU}: ok\n"
+    assert out == f"{bad}:1:1: missing required key 'caller' (or 'messaging')\n{MAIN_MENU}: ok\n"
 
 
 def test_check_non_utf8_exits_2_with_the_position(
@@ -122,13 +126,28 @@ def test_check_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["scenario", "check", "--json", str(MAIN_MENU), str(bad)], capsys)
     assert code == 1
     assert json.loads(out) == [
-        {"file": str(MAIN_MENU), "valid": True, "readable": True, "errors": []},
+        {
+            "file": str(MAIN_MENU),
+            "valid": True,
+            "readable": True,
+            "errors": [],
+            "scenarios": [
+                {
+                    "id": "main menu, sales by keypad",
+                    "name": "main menu, sales by keypad",
+                    "entry": None,
+                    "line": 2,
+                },
+            ],
+        },
         {
             "file": str(bad),
             "valid": False,
             "readable": True,
+            "scenarios": [],
             "errors": [
                 {
+                    "file": str(bad),
                     "line": 3,
                     "column": 14,
                     "message": "expected a duration such as 6s, 500ms, 2m or a number of "
@@ -155,3 +174,54 @@ def test_scenario_alone_prints_its_help_and_exits_2(capsys: pytest.CaptureFixtur
     code, out, err = run(["scenario"], capsys)
     assert (code, out) == (2, "")
     assert "check" in err and "schema" in err
+
+
+MATRIX = "name: m\nmatrix: [{lang: en}, {lang: fr}]\ninclude: [_steps.yaml]\ncaller: [include: _steps.yaml]\n"
+
+
+def test_check_reports_each_matrix_entry_and_skips_included_files_in_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = write(tmp_path, "m.yaml", MATRIX)
+    write(tmp_path, "_steps.yaml", "- say: ${lang}\n")
+    code, out, err = run(["scenario", "check", str(tmp_path)], capsys)
+    assert (code, err) == (0, "")
+    assert out == f"{matrix}[lang=en]: ok\n{matrix}[lang=fr]: ok\n"
+
+
+def test_check_json_lists_the_scenarios_of_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = write(tmp_path, "m.yaml", MATRIX)
+    write(tmp_path, "_steps.yaml", "- say: ${lang}\n")
+    code, out, _ = run(["scenario", "check", "--json", str(matrix)], capsys)
+    assert code == 0
+    assert json.loads(out)[0]["scenarios"] == [
+        {"id": "m[lang=en]", "name": "m", "entry": "lang=en", "line": 2},
+        {"id": "m[lang=fr]", "name": "m", "entry": "lang=fr", "line": 2},
+    ]
+
+
+def test_check_points_into_an_included_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = write(tmp_path, "m.yaml", MATRIX)
+    steps = write(tmp_path, "_steps.yaml", "- sya: ${lang}\n")
+    code, out, _ = run(["scenario", "check", str(matrix)], capsys)
+    assert code == 1
+    assert out == (
+        f"{steps}:1:3: unknown step 'sya' (did you mean 'say'?) (included from {matrix}:3:11)\n"
+    )
+    code, out, _ = run(["scenario", "check", "--json", str(matrix)], capsys)
+    assert json.loads(out)[0]["errors"][0]["file"] == str(steps)
+
+
+def test_check_standard_input_includes_relative_to_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "_steps.yaml", "- say: ${lang}\n")
+    monkeypatch.chdir(tmp_path)
+    stdin = io.TextIOWrapper(io.BytesIO(MATRIX.encode()), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", stdin)
+    code, out, _ = run(["scenario", "check", "-"], capsys)
+    assert (code, out) == (0, "-[lang=en]: ok\n-[lang=fr]: ok\n")

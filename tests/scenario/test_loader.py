@@ -18,9 +18,10 @@ from emulator.scenario import (
     load_scenario,
     load_scenario_text,
 )
+from emulator.scenario.loader import discover, load_scenarios, load_scenarios_text
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "scenarios" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((ROOT / "scenarios" / "examples").glob("[!_]*.yaml"))
 HEADER = "# yaml-language-server: $schema=../../emulator/scenario/schema.json\n"
 
 
@@ -119,6 +120,7 @@ def test_a_scenario_reads_every_field() -> None:
         tags=("menu", "smoke"),
         caller=CallerScript.of(Listen(), Press("1")),
         path=None,
+        line=2,
     )
 
 
@@ -141,9 +143,10 @@ def test_the_same_steps_as_the_inline_form() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_scenarios_load(path: Path) -> None:
-    scenario = load_scenario(path)
-    assert scenario.path == path
-    assert scenario.name and scenario.caller.steps
+    for scenario in load_scenarios(path):
+        assert scenario.path == path
+        assert scenario.caller is not None
+        assert scenario.name and (scenario.caller.steps or scenario.caller.rules)
 
 
 def test_there_are_example_scenarios() -> None:
@@ -167,7 +170,7 @@ BAD = [
     ),
     pytest.param(
         "name: x\ncaller: []\nauthor: me\n",
-        "3:1: unknown key 'author' (expected: name, description, tags, caller)",
+        "3:1: unknown key 'author' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, expect, faults)",
         id="unknown-top-level-key-without-hint",
     ),
     pytest.param(
@@ -200,10 +203,12 @@ BAD = [
         "2:1: missing required key 'name'",
         id="missing-name",
     ),
-    pytest.param("name: x\n", "1:1: missing required key 'caller'", id="missing-caller"),
+    pytest.param(
+        "name: x\n", "1:1: missing required key 'caller' (or 'messaging')", id="missing-caller"
+    ),
     pytest.param(
         "description: d\n",
-        "1:1: missing required keys 'name' and 'caller'",
+        "1:1: missing required keys 'name' and 'caller' (or 'messaging')",
         id="missing-both",
     ),
     pytest.param(
@@ -317,16 +322,18 @@ BAD = [
         id="name-a-number",
     ),
     pytest.param(
-        "", "1:1: empty file: expected a scenario with the keys name and caller", id="empty"
+        "",
+        "1:1: empty file: expected a scenario with the keys name and caller (or messaging)",
+        id="empty",
     ),
     pytest.param(
         HEADER,
-        "1:1: empty file: expected a scenario with the keys name and caller",
+        "1:1: empty file: expected a scenario with the keys name and caller (or messaging)",
         id="only-comments",
     ),
     pytest.param(
         "- listen\n- hangup\n",
-        "1:1: expected a scenario: a mapping with the keys name and caller, got a list",
+        "1:1: expected a scenario: a mapping with the keys name and caller (or messaging), got a list",
         id="a-list-not-a-mapping",
     ),
     pytest.param(
@@ -415,7 +422,7 @@ def test_every_problem_is_listed_in_file_order() -> None:
         "bad.yaml:3:5: unknown step 'prees' (did you mean 'press'?)",
         "bad.yaml:4:14: expected a duration such as 6s, 500ms, 2m or a number of seconds, "
         "got a string ('6x')",
-        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, tags, caller)",
+        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, expect, faults)",
     ]
     assert error.errors[0] is error
 
@@ -530,3 +537,419 @@ def test_arbitrary_text_only_raises_scenario_error(text: str) -> None:
 @given(mutated())
 def test_mutated_valid_yaml_only_raises_scenario_error(text: str) -> None:
     loads_or_scenario_error(text)
+
+
+# --- Matrix ----------------------------------------------------------------------------------------
+
+MATRIX = (
+    "name: menu ${lang}\n"
+    "variables:\n"
+    "  lang: en\n"
+    '  key: "1"\n'
+    "matrix:\n"
+    "  - {lang: fr}\n"
+    '  - {lang: de, key: "2"}\n'
+    "  - lang: en\n"
+    "caller:\n"
+    '  - press: "${key}"\n'
+)
+
+
+def test_a_matrix_makes_one_scenario_per_entry() -> None:
+    scenarios = load_scenarios_text(MATRIX, "m.yaml")
+    assert [s.id for s in scenarios] == [
+        "menu fr[lang=fr]",
+        "menu de[lang=de,key=2]",
+        "menu en[lang=en]",
+    ]
+    assert [s.variables for s in scenarios] == [
+        (("lang", "fr"),),
+        (("lang", "de"), ("key", "2")),
+        (("lang", "en"),),
+    ]
+    assert [s.line for s in scenarios] == [6, 7, 8]  # each entry's line
+    assert [s.caller.steps for s in scenarios if s.caller] == [
+        (Press("1"),),
+        (Press("2"),),
+        (Press("1"),),
+    ]
+
+
+def test_a_matrix_of_one_entry_is_one_scenario_with_its_entry_in_the_id() -> None:
+    scenario = load_scenario_text("name: m\nmatrix: [{a: x}]\ncaller: []\n")
+    assert (scenario.id, scenario.variables) == ("m[a=x]", (("a", "x"),))
+
+
+def test_load_scenario_refuses_a_file_that_makes_several(tmp_path: Path) -> None:
+    file = tmp_path / "m.yaml"
+    file.write_text(MATRIX, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(file)
+    assert str(caught.value) == (
+        f"{file}:6: the matrix makes 3 scenarios where one is expected (botemu test runs them all)"
+    )
+    assert len(load_scenarios(file)) == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "name: m\nmatrix: []\ncaller: []\n",
+            [
+                "2:9: expected a list of variable sets, such as [{lang: en}, {lang: fr}], "
+                "got an empty list"
+            ],
+            id="empty",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{}]\ncaller: []\n",
+            [
+                "2:10: expected a mapping of variable names to values, such as {lang: en}, "
+                "got an empty mapping"
+            ],
+            id="empty-entry",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{a: x}, {a: x}]\ncaller: []\n",
+            ['2:18: {"a": "x"} is listed twice'],
+            id="same-entry-twice",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{a: 1}]\ncaller: []\n",
+            ['2:14: expected the variable\'s value as text, got a number (1); quote it: a: "1"'],
+            id="a-number",
+        ),
+        pytest.param(
+            "name: m\nmatrix: {a: x}\ncaller: []\n",
+            [
+                "2:9: expected a list of variable sets, such as [{lang: en}, {lang: fr}], "
+                "got a mapping"
+            ],
+            id="not-a-list",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{a: '1,b=2'}, {a: '1', b: '2'}]\ncaller: []\n",
+            ["2:24: this entry gives the same test id as entry 1: m[a=1,b=2]"],
+            id="two-entries-one-id",
+        ),
+        pytest.param(
+            "name: m ${b}\nmatrix: [{a: x}, {a: y, b: z}, {a: w}]\ncaller: []\n",
+            [
+                "1:9: variable 'b' is not set in this matrix entry, nor under variables "
+                "(matrix entry 1)",
+                "1:9: variable 'b' is not set in this matrix entry, nor under variables "
+                "(matrix entry 3)",
+            ],
+            id="a-variable-some-entries-lack",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{k: '1'}, {k: x}]\ncaller:\n  - press: '${k}'\n  - prees: '1'\n",
+            ["5:5: unknown step 'prees' (did you mean 'press'?)"],
+            id="a-mistake-of-the-file-is-reported-once",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{k: '1'}, {k: x}, {k: y}]\ncaller:\n  - press: '${k}'\n",
+            [
+                "4:12: expected keys such as \"1234#\" (0-9, *, #, A-D), got a string ('x') "
+                "(matrix entry 2)",
+                "4:12: expected keys such as \"1234#\" (0-9, *, #, A-D), got a string ('y') "
+                "(matrix entry 3)",
+            ],
+            id="a-mistake-of-some-entries-names-them",
+        ),
+        pytest.param(
+            "name: m\nmatrix: [{r: '('}, {r: '(('}]\ncaller: {when: [{prompt: '${r}', do: []}]}\n",
+            [
+                "3:26: not a valid regular expression: missing ), unterminated subpattern at "
+                "position 0 (matrix entry 1)",
+                "3:26: not a valid regular expression: missing ), unterminated subpattern at "
+                "position 1 (matrix entry 2)",
+            ],
+            id="model-errors-per-entry",
+        ),
+    ],
+)
+def test_bad_matrices(text: str, expected: list[str]) -> None:
+    assert [f"{e.line}:{e.column}: {e.message}" for e in error_of(text).errors] == expected
+
+
+# --- Includes --------------------------------------------------------------------------------------
+
+
+def files(tmp_path: Path, **texts: str) -> Path:
+    """Write ``name_yaml="..."`` as ``name.yaml`` (``__`` for a directory separator)."""
+    for name, text in texts.items():
+        path = tmp_path / (name.replace("__", "/").removesuffix("_yaml") + ".yaml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def include_errors(tmp_path: Path, main: str) -> list[str]:
+    (tmp_path / "main.yaml").write_text(main, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenarios(tmp_path / "main.yaml")
+    return [str(e).replace(f"{tmp_path}/", "") for e in caught.value.errors]
+
+
+def test_include_splices_steps_where_it_stands(tmp_path: Path) -> None:
+    files(tmp_path, _login_yaml="- listen\n- say: hello ${who}\n- include: shared/_pin.yaml\n",
+          shared___pin_yaml='- press: "1234#"\n')  # fmt: skip
+    main = files(tmp_path, main_yaml=(
+        "name: m\nvariables: {who: Ann}\ninclude: [_login.yaml]\n"
+        "caller:\n  steps:\n    - say: first\n    - include: _login.yaml\n    - hangup\n"
+        "  when:\n    - prompt: x\n      do: [include: _login.yaml]\n"
+    )) / "main.yaml"  # fmt: skip
+    scenario = load_scenario(main)
+    assert scenario.caller is not None
+    login = (Listen(), Say("hello Ann"), Press("1234#"))
+    assert scenario.caller.steps == (Say("first"), *login, HangUp())
+    assert scenario.caller.rules[0].steps == login
+
+
+def test_include_splices_turns(tmp_path: Path) -> None:
+    files(tmp_path, _hello_yaml="- hi\n- event: {name: start}\n")
+    main = files(tmp_path, main_yaml=(
+        "name: m\ninclude: [_hello.yaml]\nmessaging:\n  - include: _hello.yaml\n  - bye\n"
+    )) / "main.yaml"  # fmt: skip
+    turns = load_scenario(main).messaging
+    assert turns is not None
+    assert [(t.type, t.text, t.name) for t in turns] == [
+        ("message", "hi", None),
+        ("event", None, "start"),
+        ("message", "bye", None),
+    ]
+    # turns from an included file carry the line of the include in the scenario file
+    assert [t.line for t in turns] == [4, 4, 5]
+
+
+def test_included_files_take_each_matrix_entrys_values(tmp_path: Path) -> None:
+    files(tmp_path, _key_yaml='- press: "${key}"\n')
+    main = files(tmp_path, main_yaml=(
+        "name: m\nmatrix: [{key: '1'}, {key: '2'}]\ninclude: [_key.yaml]\n"
+        "caller: [include: _key.yaml]\n"
+    )) / "main.yaml"  # fmt: skip
+    steps = [s.caller.steps for s in load_scenarios(main) if s.caller]
+    assert steps == [(Press("1"),), (Press("2"),)]
+
+
+def test_text_includes_relative_to_base(tmp_path: Path) -> None:
+    files(tmp_path, _a_yaml="- listen\n")
+    text = "name: t\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n"
+    assert load_scenario_text(text, base=tmp_path).caller == CallerScript.of(Listen())
+    error = error_of(text)
+    assert str(error) == (
+        "bad.yaml:2:11: cannot include '_a.yaml': the scenario has no directory "
+        "(read it from a file, or pass base)"
+    )
+
+
+BAD_INCLUDES = [
+    pytest.param(
+        {},
+        "name: m\ninclude: [_gone.yaml]\ncaller: [include: _gone.yaml]\n",
+        ["main.yaml:2:11: cannot include '_gone.yaml': no such file"],
+        id="missing-file",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _b.yaml]\n",
+        ["main.yaml:3:19: '_b.yaml' is not listed under include (did you mean '_a.yaml'?)"],
+        id="not-listed",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n"},
+        "name: m\ncaller: [include: _a.yaml]\n",
+        ["main.yaml:2:19: '_a.yaml' is not listed under include: add it there"],
+        id="no-include-list",
+    ),
+    pytest.param(
+        {},
+        "name: m\ninclude: [/etc/steps.yaml]\ncaller: []\n",
+        [
+            "main.yaml:2:11: '/etc/steps.yaml' is an absolute path: include a path relative to "
+            "this file"
+        ],
+        id="absolute",
+    ),
+    pytest.param(
+        {},
+        "name: m\ninclude: [steps.txt]\ncaller: []\n",
+        ["main.yaml:2:11: expected the relative path of a .yaml file, got a string ('steps.txt')"],
+        id="not-yaml",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n- prees: '1'\n- silence: forever\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        [
+            "_a.yaml:2:3: unknown step 'prees' (did you mean 'press'?) "
+            "(included from main.yaml:2:11)",
+            "_a.yaml:3:12: expected a duration such as 6s, 500ms, 2m or a number of seconds, "
+            "got a string ('forever') (included from main.yaml:2:11)",
+        ],
+        id="errors-inside-the-included-file",
+    ),
+    pytest.param(
+        {"_a_yaml": "- silence: 100000s\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller:\n  - listen\n  - include: _a.yaml\n",
+        ["_a.yaml:1:12: duration '100000s' is outside 0 to 24h (included from main.yaml:5:14)"],
+        id="caller-model-error-inside",
+    ),
+    pytest.param(
+        {"_a_yaml": "- say: ${who}\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        [
+            "_a.yaml:1:8: unknown variable 'who': define it under variables "
+            "(included from main.yaml:2:11)"
+        ],
+        id="unknown-variable-inside",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n- say: 'unclosed\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        ["_a.yaml:2:8: this quoted text is never closed (included from main.yaml:2:11)"],
+        id="yaml-syntax-inside",
+    ),
+    pytest.param(
+        {"_a_yaml": "steps: [listen]\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        ["_a.yaml:1:1: expected a list of steps, got a mapping (included from main.yaml:2:11)"],
+        id="not-a-list",
+    ),
+    pytest.param(
+        {"_a_yaml": "# nothing\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        ["_a.yaml:1:1: empty file: expected a list of steps (included from main.yaml:2:11)"],
+        id="empty",
+    ),
+    pytest.param(
+        {"_a_yaml": "- hello\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        [
+            "_a.yaml:1:3: unknown step 'hello'; expected a step: listen, press, say, silence, talk "
+            "or hangup (included from main.yaml:2:11)"
+        ],
+        id="turns-where-steps-are-expected",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n- include: _a.yaml\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        ["_a.yaml:2:12: include cycle: _a.yaml -> _a.yaml (included from main.yaml:3:19)"],
+        id="includes-itself",
+    ),
+    pytest.param(
+        {"_a_yaml": "- include: sub/_b.yaml\n", "sub___b_yaml": "- include: ../_a.yaml\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        [
+            "sub/_b.yaml:1:12: include cycle: _a.yaml -> sub/_b.yaml -> _a.yaml "
+            "(included from _a.yaml:1:12)"
+        ],
+        id="a-longer-cycle",
+    ),
+    pytest.param(
+        {"_a_yaml": "- listen\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: main.yaml]\n",
+        ["main.yaml:3:19: 'main.yaml' is not listed under include (did you mean '_a.yaml'?)"],
+        id="the-scenario-itself",
+    ),
+    pytest.param(
+        {"_a_yaml": "- include: main.yaml\n"},
+        "name: m\ninclude: [_a.yaml]\ncaller: [include: _a.yaml]\n",
+        ["main.yaml:1:1: expected a list of steps, got a mapping (included from _a.yaml:1:12)"],
+        id="a-fragment-including-the-scenario",
+    ),
+]
+
+
+@pytest.mark.parametrize(("texts", "main", "expected"), BAD_INCLUDES)
+def test_bad_includes(
+    tmp_path: Path, texts: dict[str, str], main: str, expected: list[str]
+) -> None:
+    files(tmp_path, **texts)
+    assert include_errors(tmp_path, main) == expected
+
+
+def test_an_include_step_is_refused_in_a_file_read_as_a_scenario() -> None:
+    assert str(error_of("name: m\ncaller:\n  - include: 5\n")) == (
+        "bad.yaml:3:14: expected the relative path of a .yaml file, got a number (5)"
+    )
+
+
+# --- Finding scenario files ------------------------------------------------------------------------
+
+
+def test_discover(tmp_path: Path) -> None:
+    files(tmp_path, b_yaml="", a__z_yaml="", a___shared_yaml="", _frag_yaml="")
+    (tmp_path / "c.yml").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    single = tmp_path / "elsewhere" / "_explicit.yaml"
+    found = discover([tmp_path, single, tmp_path / "b.yaml"])
+    assert found == [
+        tmp_path / "a" / "z.yaml",
+        tmp_path / "b.yaml",
+        tmp_path / "c.yml",
+        single,  # a file named explicitly is kept, whatever its name
+    ]
+    assert discover([tmp_path / "nothing-here"]) == [tmp_path / "nothing-here"]
+    assert discover([]) == []
+
+
+def test_discover_finds_the_examples_but_not_fragments() -> None:
+    found = discover([ROOT / "scenarios"])
+    assert set(EXAMPLES) <= set(found)
+    assert not [p for p in found if p.name.startswith("_")]
+
+
+RICH = HEADER + (
+    "name: rich ${lang}\n"
+    "spec: Recognize\n"
+    "variables: {pin: '1234', wait: '2'}\n"
+    "matrix:\n"
+    "  - {lang: en}\n"
+    "  - {lang: fr, pin: '99'}\n"
+    "caller:\n"
+    "  steps:\n"
+    "    - press: '${pin}#'\n"
+    "    - silence: ${wait}s\n"
+    "  when:\n"
+    "    - prompt: main (menu|list)\n"
+    "      do: [listen, {press: '1'}]\n"
+    "      once: true\n"
+    "expect:\n"
+    "  call: {answered: true, ended_by: caller, duration: {max: 1m}}\n"
+    "  prompts: {items: [Welcome, {matches: '^Main'}, {file: a.wav}]}\n"
+    "  outcomes: [{type: recognizeOutcome, digits: '${pin}', index: 1}]\n"
+    "  findings: [WF-ORDER]\n"
+    "faults: {fail_callback: [1, 2], slow_caller: 500ms}\n"
+)
+RICHISH = st.sampled_from([*":-[]{},#&*!|>'\"%@`?~ \n$019abcxyz_", "${", "${lang}", "\ufeff"])
+
+
+def test_the_rich_text_that_is_mutated_is_valid() -> None:
+    assert [s.id for s in load_scenarios_text(RICH)] == [
+        "rich en[lang=en]",
+        "rich fr[lang=fr,pin=99]",
+    ]
+
+
+@st.composite
+def mutated_rich(draw: st.DrawFn) -> str:
+    text = RICH
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        end = draw(st.integers(at, min(len(text), at + 8)))
+        text = text[:at] + "".join(draw(st.lists(RICHISH, max_size=4))) + text[end:]
+    return text
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_rich())
+def test_mutated_rich_scenarios_only_raise_scenario_error(text: str) -> None:
+    try:
+        scenarios = load_scenarios_text(text, "fuzz.yaml")
+    except ScenarioError as e:
+        assert str(e).startswith("fuzz.yaml")
+        assert all("\n" not in problem.message for problem in e.errors)
+    else:
+        assert scenarios and len({s.id for s in scenarios}) == len(scenarios)

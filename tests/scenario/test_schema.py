@@ -15,9 +15,13 @@ from jsonschema import Draft7Validator
 from emulator.calling.caller import HANGUP_TARGETS, STEP_NAMES, CallerScript
 from emulator.errors import CallerScriptError
 from emulator.scenario import SCHEMA_PATH, schema
+from emulator.scenario.loader import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "scenarios" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((ROOT / "scenarios" / "examples").glob("[!_]*.yaml"))
+EVERY_FILE = sorted(p for p in (ROOT / "scenarios").rglob("*") if p.suffix in (".yaml", ".yml"))
+SCENARIO_FILES = [p for p in EVERY_FILE if not p.name.startswith("_")]
+FRAGMENTS = [p for p in EVERY_FILE if p.name.startswith("_")]
 VALIDATOR = Draft7Validator(schema())
 
 
@@ -47,6 +51,34 @@ def test_every_example_validates_and_points_editors_at_the_schema(path: Path) ->
     match = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
     assert match, first
     assert (path.parent / match[1]).resolve() == SCHEMA_PATH.resolve()
+
+
+def relative(path: Path) -> str:
+    return str(path.relative_to(ROOT / "scenarios"))
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=[relative(p) for p in SCENARIO_FILES])
+def test_every_scenario_file_validates_as_written_and_loads(path: Path) -> None:
+    """As an editor sees it (before variables are substituted), and as botemu reads it."""
+    assert list(VALIDATOR.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))) == []
+    assert load_scenarios(path)
+
+
+@pytest.mark.parametrize("path", FRAGMENTS, ids=[relative(p) for p in FRAGMENTS])
+def test_every_included_file_is_a_valid_list_of_steps_or_turns(path: Path) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    definitions = schema()["definitions"]
+    valid = [
+        Draft7Validator({"$ref": f"#/definitions/{d}", "definitions": definitions}).is_valid(data)
+        for d in ("steps", "turns")
+    ]
+    assert any(valid)
+
+
+def test_the_examples_use_when_rules_a_matrix_expectations_and_includes() -> None:
+    documents = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in EXAMPLES]
+    rules = [d for d in documents if isinstance(d["caller"], dict) and d["caller"].get("when")]
+    assert [d for d in rules if "matrix" in d and "expect" in d and "include" in d]
 
 
 def walk(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -90,7 +122,8 @@ def step_names() -> list[str]:
 
 
 def test_the_schema_has_exactly_the_caller_models_steps() -> None:
-    assert sorted(step_names()) == sorted(STEP_NAMES)
+    # ... and include, which splices a file's steps in (the loader's, not the caller model's)
+    assert sorted(step_names()) == sorted([*STEP_NAMES, "include"])
     bare = schema()["definitions"]["bareStep"]["enum"]
     assert sorted(bare) == ["hangup", "listen"]
 
@@ -104,6 +137,34 @@ def test_the_docs_describe_every_step() -> None:
     docs = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
     for name in STEP_NAMES:
         assert f"`{name}" in docs, name
+
+
+def keys_of(*path: str) -> list[str]:
+    node: Any = schema()
+    for part in path:
+        node = node[part]
+    return list(node["properties"])
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        pytest.param(keys_of(), id="top-level"),
+        pytest.param(keys_of("definitions", "expect"), id="expect"),
+        pytest.param(keys_of("definitions", "faults"), id="faults"),
+        pytest.param(keys_of("definitions", "whenRule"), id="when"),
+        pytest.param(keys_of("definitions", "expect", "properties", "call"), id="call"),
+        pytest.param(
+            keys_of("definitions", "expect", "properties", "outcomes", "items"), id="outcomes"
+        ),
+        pytest.param(
+            keys_of("definitions", "expect", "properties", "replies", "items"), id="replies"
+        ),
+    ],
+)
+def test_the_docs_describe_every_key(keys: list[str]) -> None:
+    docs = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    assert [k for k in keys if f"`{k}" not in docs] == []
 
 
 def caller_accepts(step: object) -> bool:
