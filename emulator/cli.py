@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Each area registers its own commands (a thin shell over that area's library).
     from emulator.calling.cli import register as register_call
     from emulator.conformance.cli import register as register_conformance
+    from emulator.demo import register as register_demo
     from emulator.manifest.check_cli import add_check_parser
     from emulator.manifest.cli import register as register_manifest
     from emulator.scenario.cli import register as register_scenario
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_transcript(sub)
     register_conformance(sub)
     register_service(sub)
+    register_demo(sub)
     add_check_parser(register_manifest(sub))
     return parser
 

@@ -47,6 +47,8 @@ CALL_MEDIA_SIZE = _r("CALL-MEDIA-SIZE", ERROR, "spec Limits",
     "A prompt file is at most 512 KB.")
 CALL_MEDIA_FORMAT = _r("CALL-MEDIA-FORMAT", ERROR, "spec C, Prompt (fileUri)",
     "A prompt file is WAV or WMA, judged from its bytes.")
+CALL_FORCED_INVALID = _r("CALL-FORCED-INVALID", INFO, "botemu (docs/scenarios-running.md, faults)",
+    "The platform answered this Workflow with the validation outcome because the scenario forced it (reject_workflow), not because it was invalid: nothing of it ran.")
 CALL_DUPLICATE_DIFFERS = _r("CALL-DUPLICATE-DIFFERS", WARNING, "spec Errors (a retry keeps the message id)",
     "A message delivered twice with the same message id gets an equivalent answer (operationIds aside): a bot is idempotent.")
 # fmt: on

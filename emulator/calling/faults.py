@@ -17,6 +17,9 @@ numbers count the requests after the Conversation, from 1 (0 names the Conversat
 ``unknown_enums``      the Conversation's ``presentedModalityTypes`` gets an extra value,
                        ``"botemuFutureModality"``, after the real ones
 ``caller_delay``       the caller waits that many seconds before each input step (``slow_caller``)
+``reject_workflows``   the bot's Workflow N (1 answers the Conversation) is answered with the
+                       validation outcome as if it were invalid, and none of it runs; a
+                       CALL-FORCED-INVALID finding (info) says it was forced (the session does this)
 =====================  ==========================================================================
 
 ``Injector`` delivers a call's messages with the faults that apply to each; everything else here
@@ -57,6 +60,7 @@ class PlatformFaults:
     unknown_fields: bool = False
     unknown_enums: bool = False
     caller_delay: float = 0.0
+    reject_workflows: tuple[int, ...] = ()
 
     @property
     def any(self) -> bool:
@@ -73,6 +77,7 @@ class PlatformFaults:
             parts.append("unknown enum values")
         if self.caller_delay > 0:
             parts.append(f"caller waits {self.caller_delay:g}s before each input")
+        parts += [f"reject workflow {n}" for n in self.reject_workflows]
         return "; ".join(parts) or "none"
 
     def to_json(self) -> JSONObject:
@@ -83,6 +88,7 @@ class PlatformFaults:
             "unknown_fields": self.unknown_fields,
             "unknown_enums": self.unknown_enums,
             "caller_delay": self.caller_delay,
+            "reject_workflows": list(self.reject_workflows),
         }
 
     # --- payloads ---

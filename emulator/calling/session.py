@@ -205,6 +205,8 @@ class _Call:
         self.progress = CallProgress()
         self.findings: list[Finding] = []
         self.workflows = 0
+        self.received = 0
+        """Workflows the bot sent so far (1 answers the Conversation): ``reject_workflows``."""
         self.deliverer = Deliverer(
             http,
             policy=settings.retry,
@@ -337,11 +339,19 @@ class _Call:
         """Run one judged Workflow (or refuse it); post its result. The next delivery, or why
         the call ends."""
         document, findings = judged.document, judged.findings
+        self.received += 1
         for f in findings:
             self.finding(f)
         errors = any(f.severity is Severity.ERROR for f in findings)
         config = self.engine_config
-        if errors:
+        forced = self.forced(judged, errors)
+        if forced is not None:
+            self.record(EventKind.PLATFORM, {"summary": "platform rejected the Workflow: "
+                                             "validation outcome (forced by the scenario)"})  # fmt: skip
+            run = reject_workflow([forced], first_operation_id(document), self.progress, config)
+            assert judged.workflow is not None
+            callback, app_state = judged.workflow.callback, judged.workflow.app_state
+        elif errors:
             callback = _usable_callback(document, self.http_allowed)
             if callback is None:
                 self.found(X.CALL_INVALID_NO_CALLBACK, "$.links.callback",
@@ -391,6 +401,36 @@ class _Call:
         if isinstance(outcome, RecordOutcome) and outcome.succeeded and run.recording is not None:
             return await self.post_recording(callback, json_body, outcome, run.recording, label)
         return await self.post(callback, json_body, label)
+
+    def forced(self, judged: Judged, errors: bool) -> Finding | None:
+        """The CALL-FORCED-INVALID finding (recorded) when the scenario forces the platform to
+        refuse this Workflow (``reject_workflows``); None when it runs as it is. An invalid
+        Workflow is refused anyway; one without a callback cannot get the validation outcome, so
+        it runs (a note says why the fault was not injected)."""
+        number = self.received
+        if self.faults is None or number not in self.faults.reject_workflows:
+            return None
+        workflow = judged.workflow
+        if errors or workflow is None:
+            self.record(EventKind.NOTE, {"summary": f"fault not needed: Workflow {number} is "
+                                         "invalid and refused as usual", "fault": "reject_workflow",
+                                         "workflow": number})  # fmt: skip
+            return None
+        if workflow.callback is None:
+            self.record(EventKind.NOTE, {"summary": f"fault not injected: Workflow {number} has "
+                                         "no callback for the validation outcome, so it runs",
+                                         "fault": "reject_workflow", "workflow": number})  # fmt: skip
+            return None
+        self.record(EventKind.NOTE, {"summary": f"fault injected: Workflow {number} refused as "
+                                     "if it were invalid", "fault": "reject_workflow",
+                                     "workflow": number})  # fmt: skip
+        finding = Finding(
+            X.CALL_FORCED_INVALID.id, X.CALL_FORCED_INVALID.severity, f"Workflow {number}",
+            f"Workflow {number} is valid; the scenario forced the platform to answer it with the "
+            "validation outcome (reject_workflow), so nothing of it ran",
+        )  # fmt: skip
+        self.finding(finding)
+        return finding
 
     # --- HTTP ---
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from emulator.calling.caller import (
     CallerScript,
@@ -26,11 +26,14 @@ from emulator.errors import CallerScriptError
 from emulator.scenario.model import (
     CallExpect,
     ChoicesExpect,
+    EndedBy,
     Expectation,
     Faults,
     FindingsExpect,
+    Kind,
     LatencyExpect,
     OutcomeExpect,
+    ProbeName,
     PromptExpect,
     RecordingExpect,
     ReplyExpect,
@@ -39,13 +42,24 @@ from emulator.scenario.model import (
 )
 from emulator.scenario.yamldoc import DataPath
 
-Kind = Literal["call", "conversation"]
 Data = Any
 """A value of checked scenario data: the schema has validated its shape."""
 
 CALL_EXPECTATIONS = ("call", "prompts", "choices", "outcomes", "recording")
 CONVERSATION_EXPECTATIONS = ("replies",)
-CALL_FAULTS = ("fail_callback", "duplicate_callback", "drop_callback", "slow_caller")
+PROBE_EXPECTATIONS = ("findings",)
+CALL_FAULTS = (
+    "fail_callback",
+    "duplicate_callback",
+    "drop_callback",
+    "slow_caller",
+    "reject_workflow",
+)
+_OF_KIND = {
+    "call": "a call (caller:)",
+    "conversation": "a conversation (messaging:)",
+    "probe": "a probe (probe:)",
+}
 
 
 class Site(Protocol):
@@ -71,15 +85,23 @@ class Parts:
     messaging: tuple[Turn, ...] | None
     expect: tuple[Expectation, ...]
     faults: Faults
+    probe: ProbeName | None = None
+
+
+def kind_of(doc: Data) -> Kind:
+    if "caller" in doc:
+        return "call"
+    return "probe" if "probe" in doc else "conversation"
 
 
 def parts(doc: Data, site: Site) -> Parts:
-    kind: Kind = "call" if "caller" in doc else "conversation"
+    kind = kind_of(doc)
     caller = _caller(doc["caller"], ("caller",), site) if kind == "call" else None
     messaging = turns(doc["messaging"], ("messaging",), site) if kind == "conversation" else None
+    probe: ProbeName | None = doc["probe"] if kind == "probe" else None
     expect = expectations(doc.get("expect", {}), ("expect",), kind, site)
     faults = _faults(doc.get("faults", {}), ("faults",), kind, site)
-    return Parts(caller, messaging, expect, faults)
+    return Parts(caller, messaging, expect, faults, probe)
 
 
 # --- what happens ------------------------------------------------------------------------------
@@ -152,24 +174,27 @@ def expectations(expect: Data, path: DataPath, kind: Kind, site: Site) -> tuple[
     out: list[Expectation] = []
     for key, value in expect.items():
         at = (*path, key)
-        if kind == "conversation" and key in CALL_EXPECTATIONS:
-            site.problem(
-                at, f"'{key}' is expected of a call (caller:), not a conversation", at_key=True
-            )
+        belongs = _expected_of(key)
+        if kind == "probe" and key not in PROBE_EXPECTATIONS:
+            of = "a call or a conversation" if belongs == "any" else _OF_KIND[belongs]
+            message = f"'{key}' is expected of {of}, not a probe: a probe is judged by its findings"
+            site.problem(at, message, at_key=True)
             continue
-        if kind == "call" and key in CONVERSATION_EXPECTATIONS:
+        if belongs != kind and belongs != "any":
+            kind_name = "a call" if kind == "call" else "a conversation"
             site.problem(
-                at, f"'{key}' is expected of a conversation (messaging:), not a call", at_key=True
+                at, f"'{key}' is expected of {_OF_KIND[belongs]}, not {kind_name}", at_key=True
             )
             continue
         line = site.line(at)
         if key == "call":
             low, high = _range(value.get("duration"), (*at, "duration"), site)
+            ended_by = value.get("ended_by")
             out.append(
                 CallExpect(
                     answered=value.get("answered"),
                     rejected=value.get("rejected"),
-                    ended_by=value.get("ended_by"),
+                    ended_by=_ended_by(ended_by),
                     final_state=value.get("final_state"),
                     max_workflows=value.get("max_workflows"),
                     min_duration=low,
@@ -201,6 +226,19 @@ def expectations(expect: Data, path: DataPath, kind: Kind, site: Site) -> tuple[
         else:
             out.append(FindingsExpect(none=False, rules=tuple(value), line=line))
     return tuple(out)
+
+
+def _expected_of(key: str) -> Literal["call", "conversation", "any"]:
+    if key in CALL_EXPECTATIONS:
+        return "call"
+    return "conversation" if key in CONVERSATION_EXPECTATIONS else "any"
+
+
+def _ended_by(value: Data) -> EndedBy | tuple[EndedBy, ...] | None:
+    """``bot`` stays a string; a list is every one of its entries (any of them passes)."""
+    if isinstance(value, list):
+        return tuple(value)
+    return cast(EndedBy | None, value)
 
 
 def _outcome(item: Data, line: int) -> OutcomeExpect:
@@ -286,15 +324,22 @@ def _faults(value: Data, path: DataPath, kind: Kind, site: Site) -> Faults:
             if key in CALL_FAULTS:
                 message = f"'{key}' is a fault of a call (caller:), not of a conversation"
                 site.problem((*path, key), message, at_key=True)
+    if kind == "probe":
+        for key in value:
+            message = (
+                f"'{key}' is a fault of a call (caller:), not of a probe: a probe runs as it is"
+            )
+            site.problem((*path, key), message, at_key=True)
 
     def numbers(key: str) -> tuple[int, ...]:
         given = value.get(key, ())
         return (given,) if isinstance(given, int) else tuple(given)
 
-    failed, duplicated, dropped = (
+    failed, duplicated, dropped, rejected = (
         numbers("fail_callback"),
         numbers("duplicate_callback"),
         numbers("drop_callback"),
+        numbers("reject_workflow"),
     )
     for number in dropped:
         for key, others in (("fail_callback", failed), ("duplicate_callback", duplicated)):
@@ -311,6 +356,7 @@ def _faults(value: Data, path: DataPath, kind: Kind, site: Site) -> Faults:
         caller_delay=(_seconds(delay, (*path, "slow_caller"), site) or 0.0)
         if delay is not None
         else 0.0,
+        reject_workflows=rejected,
     )
 
 

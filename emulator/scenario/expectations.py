@@ -16,7 +16,7 @@ outcomes       the ConversationResults posted (``http.request`` bodies, or the m
 recording      the ``platform`` event with ``recording: true``
 replies        the bot's accepted ``POST /v3/conversations/{id}/activities[/{id}]`` requests
 latency        ``http.response`` ``latency_ms`` (the bot's answers), p95 by nearest rank
-findings       ``finding`` events
+findings       ``finding`` events (of a probe: one per case of the probe)
 =============  ==================================================================================
 
 Without a ``findings`` expectation a scenario expects ``findings: none``: no error finding. A
@@ -269,6 +269,7 @@ class _Judge:
         self.scenario = scenario
         self.facts = facts
         self.is_call = scenario.kind == "call"
+        self.noun = "a probe" if scenario.kind == "probe" else "a conversation"
 
     def __call__(self, e: Expectation) -> list[Finding]:
         if isinstance(e, CallExpect):
@@ -301,15 +302,15 @@ class _Judge:
     def only_calls(self, line: int | None, rule: Rule, what: str) -> list[Finding]:
         if self.is_call:
             return []
-        return [self.fail(rule.id, line, f"expected {what}, but this scenario is a conversation: "
+        return [self.fail(rule.id, line, f"expected {what}, but this scenario is {self.noun}: "
                           f"{what} belong to calls")]  # fmt: skip
 
     # --- call level ---
 
     def call(self, e: CallExpect) -> list[Finding]:
         if not self.is_call:
-            return [self.fail(EXP_CALL.id, e.line, "expected a call, but this scenario is a "
-                              "conversation: call-level expectations belong to calls")]  # fmt: skip
+            return [self.fail(EXP_CALL.id, e.line, f"expected a call, but this scenario is "
+                              f"{self.noun}: call-level expectations belong to calls")]  # fmt: skip
         f = self.facts
         evidence = [_line(x) for x in [*f.states, *([f.end] if f.end else [])]]
         out: list[Finding] = []
@@ -329,7 +330,8 @@ class _Judge:
                   f"got {ended}")  # fmt: skip
         if e.ended_by is not None:
             who = f.ended_by()
-            check(who == e.ended_by, f"expected the call to be ended by the {e.ended_by}, got "
+            allowed = (e.ended_by,) if isinstance(e.ended_by, str) else e.ended_by
+            check(who in allowed, f"expected the call to be ended by the {_either(allowed)}, got "
                   + (f"ended by the {who} ({ended})" if who else ended))  # fmt: skip
         if e.final_state is not None:
             state = f.final_state()
@@ -433,9 +435,10 @@ class _Judge:
     # --- replies ---
 
     def reply(self, e: ReplyExpect) -> list[Finding]:
-        if self.is_call:
+        if self.scenario.kind != "conversation":
+            what = "a call" if self.is_call else self.noun
             return [self.fail(EXP_REPLY.id, e.line, "expected a bot reply, but this scenario is "
-                              "a call: replies belong to conversations")]  # fmt: skip
+                              f"{what}: replies belong to conversations")]  # fmt: skip
         replies = [activity for _, activity in self.facts.replies]
         return self.pick(EXP_REPLY, e.line, "reply", replies, e.index,
                          f"to be {_describe_expected_reply(e)}", lambda a: _reply_matches(e, a),
@@ -698,6 +701,13 @@ def _short(text: str, limit: int = 60) -> str:
 
 def _names(names: Iterable[str]) -> str:
     return "[" + ", ".join(names) + "]"
+
+
+def _either(names: Sequence[str]) -> str:
+    """``bot`` / ``bot or caller`` / ``bot, caller or platform``."""
+    if len(names) == 1:
+        return names[0]
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _to_be(flag: bool) -> str:

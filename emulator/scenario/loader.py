@@ -305,9 +305,7 @@ class _Load:
         try:
             root = compose(self.text.removeprefix("\ufeff"))
             if root is None:
-                message = (
-                    "empty file: expected a scenario with the keys name and caller (or messaging)"
-                )
+                message = "empty file: expected a scenario with the keys name and caller (or messaging, or probe)"
                 raise YamlError(1, 1, message)
             reader = Reader(self.text.removeprefix("\ufeff"))
             data = reader.data(root)
@@ -386,6 +384,7 @@ class _Load:
             tags=tuple(data.get("tags", ())),
             caller=parts.caller,
             messaging=parts.messaging,
+            probe=parts.probe,
             expect=parts.expect,
             faults=parts.faults,
             variables=tuple(entry.items()) if entry is not None else (),

@@ -4,10 +4,12 @@
 transcript against them; ``reports.py`` renders the results. Every value is frozen. ``line`` fields
 point back into the file, so a failure names ``file:line``.
 
-A scenario is one of two kinds: a **call** (``caller``: a caller script, optionally with reactive
-``when`` rules) or a **conversation** (``messaging``: the user's turns). Either kind carries
-``expect`` (checked after the run), ``faults`` (what the platform does wrong on purpose),
-``variables`` (``${name}`` in strings), and a ``matrix`` (one run per parameter set).
+A scenario is one of three kinds: a **call** (``caller``: a caller script, optionally with reactive
+``when`` rules), a **conversation** (``messaging``: the user's turns), or a **probe** (``probe``: a
+conformance probe run against the messaging bot, such as ``auth``). Each kind carries ``expect``
+(checked after the run; a probe takes only ``findings``), ``faults`` (what the platform does wrong
+on purpose: calls), ``variables`` (``${name}`` in strings), and a ``matrix`` (one run per
+parameter set).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from emulator.calling.caller import CallerScript
 from emulator.jsonutil import JSON
 
 EndedBy = Literal["bot", "caller", "platform"]
+ProbeName = Literal["auth"]
+"""The probes a scenario can run (``probe: auth``: ``emulator.conformance.auth``)."""
+Kind = Literal["call", "conversation", "probe"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,8 @@ class CallExpect:
 
     answered: bool | None = None
     rejected: bool | None = None
-    ended_by: EndedBy | None = None
+    ended_by: EndedBy | tuple[EndedBy, ...] | None = None
+    """Who ended the call; a tuple: any one of these (``ended_by: [bot, caller]``)."""
     final_state: str | None = None
     max_workflows: int | None = None
     min_duration: float | None = None
@@ -186,6 +192,7 @@ class Faults:
     unknown_fields: bool = False
     unknown_enums: bool = False
     caller_delay: float = 0.0
+    reject_workflows: tuple[int, ...] = ()
 
     @property
     def any(self) -> bool:
@@ -201,6 +208,8 @@ class Scenario:
     tags: tuple[str, ...] = ()
     caller: CallerScript | None = None
     messaging: tuple[Turn, ...] | None = None
+    probe: ProbeName | None = None
+    """A probe scenario: the conformance probe to run against the messaging bot."""
     expect: tuple[Expectation, ...] = ()
     faults: Faults = field(default_factory=Faults)
     variables: tuple[tuple[str, str], ...] = ()
@@ -211,7 +220,9 @@ class Scenario:
     line: int | None = None
 
     @property
-    def kind(self) -> Literal["call", "conversation"]:
+    def kind(self) -> Kind:
+        if self.probe is not None:
+            return "probe"
         return "conversation" if self.messaging is not None else "call"
 
     @property

@@ -14,6 +14,9 @@ when the target has a messaging bot, so ``emulator_url`` can be given to that bo
 - A **conversation** goes through the emulator's connector: each turn is sent as the control API's
   chat sends it (``Emulator.chat``), then the runner waits for the bot's replies: up to the turn's
   ``wait`` (default 2 s), stopping 0.3 s after the last reply.
+- A **probe** (``probe: auth``) is run by the emulator's control route
+  (``POST /_botemu/probe/auth``) against the messaging bot; its findings, recorded in the probe
+  conversation's transcript, are what is judged.
 
 Then ``expectations.evaluate`` judges the transcript, and the store gets the verdict (``passed``).
 ``run`` never raises for anything a bot does or a scenario asks: a scenario that cannot run (no
@@ -47,6 +50,7 @@ from emulator.calling.events import EndReason
 from emulator.calling.faults import PlatformFaults
 from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.config import BotRegistration, ServiceConfig
+from emulator.conformance.auth import CASES, PROBE_USER
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
 from emulator.errors import BotemuError
@@ -68,6 +72,9 @@ DEFAULT_APP_ID = "botemu-test-bot"
 """The app id registered with an in-process emulator when the target gives none."""
 TRANSCRIPT_SETTLE = 1.0
 """Seconds to wait for another process's botemu to commit a conversation's events."""
+PROBE_TIMEOUT = 10.0
+"""Seconds the bot has to answer each case of a probe, unless the runner has a time-out."""
+PROBE_CASES = len(CASES)
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ class Target:
     bot's certificate chains to (default its ``ca.pem``). ``certs`` also keeps an in-process
     emulator's signing keys."""
     emulator: str | None = None
-    """A running botemu (for messaging); None: the runner starts one in-process."""
+    """A running botemu (for conversations and probes); None: the runner starts one in-process."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,7 @@ def platform_faults(faults: Faults) -> PlatformFaults:
         unknown_fields=faults.unknown_fields,
         unknown_enums=faults.unknown_enums,
         caller_delay=faults.caller_delay,
+        reject_workflows=tuple(faults.reject_workflows),
     )
 
 
@@ -198,6 +206,8 @@ class Runner:
         try:
             if scenario.kind == "call":
                 return await self._call(scenario, started)
+            if scenario.kind == "probe":
+                return await self._probe(scenario, started)
             return await self._conversation(scenario, started)
         except CannotRun as e:
             return self._not_run(scenario, str(e), started)
@@ -293,6 +303,93 @@ class Runner:
         self._verdict(conversation_id, "scenario finished", not failures)
         return ScenarioResult(scenario, not failures, tuple(failures), findings, ids,
                               time.perf_counter() - started, None, None, ladder)  # fmt: skip
+
+    # --- probes ---
+
+    async def _probe(self, scenario: Scenario, started: float) -> ScenarioResult:
+        """``probe: auth``: the auth probe through the botemu's control route (the in-process
+        one, or ``Target.emulator``), which runs it with that botemu's keys and records each
+        finding in the probe conversation's transcript; that transcript is judged."""
+        bot = self.target.messaging_bot
+        if not bot:
+            raise CannotRun(f"this scenario is a probe ({scenario.probe}), and no messaging bot "
+                            "was given (--messaging-bot URL)")  # fmt: skip
+        if scenario.faults.any:
+            raise CannotRun("faults apply to calls; this probe sets some")
+        if self.target.emulator is None:
+            await self._local_emulator()
+        base = self.emulator_url
+        assert base is not None and self._http is not None
+        if self.target.emulator is not None:  # it answers, and knows the bot: its app id
+            app_id = (await _Remote.open(base, bot, self.target.app_id, self)).app_id
+        else:
+            app_id = self.target.app_id or DEFAULT_APP_ID
+        body: dict[str, Any] = {"bot": bot, "app_id": app_id,
+                                "timeout": self.timeout or PROBE_TIMEOUT}  # fmt: skip
+        report = await self._post_probe(f"{base}/_botemu/probe/{scenario.probe}", body)
+        if isinstance(report, str):  # the bot could not be reached
+            return self._not_run(scenario, f"the bot at {bot} {report}", started)
+        conversation_id = str(report.get("conversation_id"))
+        raw = report.get("findings")
+        items = raw if isinstance(raw, list) else []
+        findings = tuple(_finding_of(f) for f in items if isinstance(f, dict))
+        transcript, events = await self._probe_transcript(
+            scenario, conversation_id, findings, app_id
+        )
+        failures = evaluate(scenario, events, None)
+        self._verdict(transcript, "probe finished", not failures)
+        return ScenarioResult(scenario, not failures, tuple(failures), findings, (transcript,),
+                              time.perf_counter() - started, None, None, _ladder(events))  # fmt: skip
+
+    async def _post_probe(self, url: str, body: dict[str, Any]) -> JSONObject | str:
+        """The control route's report; a string: why the bot could not be reached (502)."""
+        assert self._http is not None
+        seconds = float(body["timeout"])
+        timeout = aiohttp.ClientTimeout(total=seconds * PROBE_CASES + 30.0)
+        async with self._http.post(url, json=body, timeout=timeout) as response:
+            text = await response.text()
+            if response.status == 502:
+                return f"could not be reached: {text.strip()[:300]}"
+            if response.status != 200:
+                raise CannotRun(f"the botemu at {url.split('/_botemu/')[0]} refused the probe: "
+                                f"HTTP {response.status}: {text.strip()[:300]}")  # fmt: skip
+        try:
+            report = json.loads(text)
+        except ValueError:
+            report = None
+        if not isinstance(report, dict):
+            raise CannotRun(f"the botemu answered the probe with something other than its report: "
+                            f"{text.strip()[:120]!r}")  # fmt: skip
+        return report
+
+    async def _probe_transcript(
+        self,
+        scenario: Scenario,
+        conversation_id: str,
+        findings: tuple[Finding, ...],
+        app_id: str,
+    ) -> tuple[str, list[StoredEvent]]:
+        """The probe conversation's transcript, when this store has it (an in-process botemu, or
+        a running one sharing the file); otherwise one written here from the route's report."""
+        store = self.store
+        deadline = time.monotonic() + TRANSCRIPT_SETTLE
+        while store.call(conversation_id) is not None:
+            events = store.events(conversation_id)
+            got = sum(1 for e in events if e.kind == EventKind.FINDING)
+            if got >= len(findings) or time.monotonic() >= deadline:
+                return conversation_id, events
+            await asyncio.sleep(POLL)
+        transcript = store.start(kind="conversation", bot=app_id,
+                                 caller=str(PROBE_USER["id"]), scenario=scenario.id)  # fmt: skip
+        store.append(transcript, EventKind.NOTE, {
+            "summary": f"{scenario.probe} probe in conversation {conversation_id} through the "
+            f"botemu at {self.emulator_url} (its own transcript is in its database)",
+            "conversation_id": conversation_id,
+        })  # fmt: skip
+        for finding in findings:
+            store.append(transcript, EventKind.FINDING,
+                         {"summary": str(finding), **finding.to_json()})  # fmt: skip
+        return transcript, store.events(transcript)
 
     async def _local_emulator(self) -> _Local:
         async with self._lock:
@@ -607,7 +704,11 @@ def _with(
 
 
 def _finding(event: StoredEvent) -> Finding:
-    p = event.payload
+    return _finding_of(event.payload)
+
+
+def _finding_of(p: dict[str, Any]) -> Finding:
+    """A finding from its JSON form (``Finding.to_json``: a transcript event, a route's report)."""
     try:
         severity = Severity(str(p.get("severity")).lower())
     except ValueError:

@@ -522,16 +522,33 @@ def run_command(
     args: argparse.Namespace, out: TextIO, err: TextIO, backend: Backend | None = None
 ) -> int:
     """The whole command; ``backend`` replaces the loader and runner (tests)."""
-    backend = backend or default_backend()
     try:
         options = RunOptions.from_args(args)
-        return run_tests(options, out, err, backend)
+    except BotemuError as e:
+        err.write(f"botemu test: {e}\n")
+        return EXIT_USAGE
+    return run_options(options, out, err, backend)
+
+
+def run_options(
+    options: RunOptions,
+    out: TextIO,
+    err: TextIO,
+    backend: Backend | None = None,
+    *,
+    prog: str = "botemu test",
+) -> int:
+    """``run_tests`` with its errors printed the way the command prints them (each problem of
+    an invalid scenario file one line, a configuration problem one line after ``prog``: exit 2).
+    ``botemu demo`` runs its scenarios through this."""
+    try:
+        return run_tests(options, out, err, backend or default_backend())
     except ScenarioError as e:
         for problem in e.errors:
             err.write(f"{problem}\n")
         return EXIT_USAGE
     except BotemuError as e:
-        err.write(f"botemu test: {e}\n")
+        err.write(f"{prog}: {e}\n")
         return EXIT_USAGE
 
 

@@ -8,6 +8,28 @@ Kinds: ok, flaky (500 once per message id, then OK), always-500, slow (sleeps pa
 time-out), invalid (first Workflow invalid, then recovers), garbage (HTML), reset (drops the
 connection), huge (2 MiB body), empty (200 with no body), refuse (403), record-wav/-wma/-mp3 (asks
 for a voicemail in that format), media (plays a prompt file it serves itself).
+
+For the bundled conformance suite (``scenarios/conformance``, ``tests/scenario/test_conformance.py``)
+there is a small menu bot that passes all of it (``conformant``) and variants of it, each with one
+flaw (``CONFORMANCE_KINDS``): what each gets wrong -> the scenario it must fail.
+
+- ``not-idempotent``: counts every request of a call in its appState, so a message delivered twice
+  gets a different answer -> duplicate delivery
+- ``strict-fields``: answers 500 to a payload with a member it does not know -> unknown fields
+- ``strict-enums``: answers 500 to a modality it does not know -> unknown enum values
+- ``crash-on-terminated``: answers 500 to a result whose callState is terminated -> every
+  scenario in which the caller hangs up while a Workflow with a callback runs
+- ``no-recovery``: answers a workflowValidationOutcome with an empty 200 (no Workflow) -> both
+  invalid-workflow scenarios
+- ``goodbye-unanswered``: answers a workflowValidationOutcome with goodbye and hangup even before
+  the call is answered (invalid: the first action must be answer or reject) -> invalid first workflow
+- ``appstate-overflow``: appends to the echoed appState at each menu, past 1024 characters by
+  the third menu -> appState over several workflows
+- ``sluggish``: takes ``SLUGGISH_SECONDS`` to answer each Conversation (a cold start), within the
+  time-out but over the p95 bound -> every response comes within the time-out
+
+(``slow``, above, sleeps past a short time-out: a time-out is an error wherever it happens, so it
+fails every calling scenario.)
 """
 
 from __future__ import annotations
@@ -152,6 +174,136 @@ async def handle(request: web.Request) -> web.StreamResponse:
     return web.json_response(_goodbye())
 
 
+# --- the conformance menu bot and its flawed variants --------------------------------------------
+
+CONFORMANCE_KINDS = (
+    "conformant",
+    "not-idempotent",
+    "strict-fields",
+    "strict-enums",
+    "crash-on-terminated",
+    "no-recovery",
+    "goodbye-unanswered",
+    "appstate-overflow",
+    "sluggish",
+)
+SLUGGISH_SECONDS = 1.1
+"""Over the conformance suite's p95 bound (1000 ms), well within any time-out."""
+MENU_TRIES = 2
+CONVERSATION_FIELDS = frozenset(
+    {"id", "participants", "presentedmodalitytypes", "ismultiparty", "callstate", "links",
+     "subject", "threadid"}
+)  # fmt: skip
+RESULT_FIELDS = frozenset({"id", "appid", "callstate", "operationoutcome", "links", "appstate"})
+OUTCOME_FIELDS = frozenset(
+    {"type", "id", "outcome", "failurereason", "completionreason", "choiceoutcome",
+     "collectdigitsoutcome", "lengthofrecordinginsecs", "format"}
+)  # fmt: skip
+MODALITIES = frozenset({"audio", "video", "videobasedscreensharing"})
+COUNTS: web.AppKey[dict[str, int]] = web.AppKey("counts", dict)
+
+
+def _conformant_menu(request: web.Request, tries: int, state: str, answer: bool) -> dict[str, Any]:
+    prompts = [{"value": "Sorry, I did not get that."}] if tries else []
+    prompts.append({"value": "Press 1 for sales or 2 for support."})
+    menu: dict[str, Any] = {
+        "operationId": f"menu-{tries}",
+        "action": "recognize",
+        "playPrompt": {"operationId": f"menu-prompt-{tries}", "action": "playPrompt",
+                       "prompts": prompts},
+        "initialSilenceTimeoutInSeconds": 5,
+        "choices": [
+            {"name": "sales", "dtmfVariation": "1", "speechVariation": ["sales"]},
+            {"name": "support", "dtmfVariation": "2", "speechVariation": ["support"]},
+        ],
+    }  # fmt: skip
+    actions = [{"operationId": "answer", "action": "answer"}, menu] if answer else [menu]
+    return {"actions": actions, "links": {"callback": _callback(request)}, "appState": state}
+
+
+def _conformant_goodbye(text: str, state: str) -> dict[str, Any]:
+    return {
+        "actions": [
+            {"operationId": "bye", "action": "playPrompt", "prompts": [{"value": text}]},
+            {"operationId": "hangup", "action": "hangup"},
+        ],
+        "appState": state,
+    }
+
+
+def _lower_keys(value: object) -> set[str]:
+    return {str(k).lower() for k in value} if isinstance(value, dict) else set()
+
+
+async def conformance_handle(request: web.Request) -> web.StreamResponse:
+    """The conformance menu bot: a pure function of each request (the appState it gets back
+    says where the call is), so a retried or duplicated message gets the same answer."""
+    state, kind = request.app[STATE], request.app[KIND]
+    body = await request.read()
+    state.received.append(Received(dict(request.headers), body, request.content_type))
+    document: dict[str, Any] = json.loads(body)
+    outcome = document.get("operationOutcome")
+    notification = "participants" in document
+    if kind == "sluggish" and notification:
+        await asyncio.sleep(SLUGGISH_SECONDS)
+    if kind == "strict-fields":
+        known = CONVERSATION_FIELDS if notification else RESULT_FIELDS
+        unknown = _lower_keys(document) - known | _lower_keys(outcome) - OUTCOME_FIELDS
+        if unknown:
+            return web.Response(status=500, text=f"unexpected field {sorted(unknown)[0]}")
+    if kind == "strict-enums" and notification:
+        modalities = {str(m).lower() for m in document.get("presentedModalityTypes", [])}
+        if modalities - MODALITIES:
+            return web.Response(status=500, text="unexpected modality")
+    call_state = str(document.get("callState", "")).lower()
+    if call_state == "terminated":
+        if kind == "crash-on-terminated":
+            return web.Response(status=500, text="KeyError: 'operationOutcome.choiceOutcome'")
+        return web.Response(status=200)
+    counts = request.app[COUNTS]
+    call = str(document.get("id", ""))
+    counts[call] = counts.get(call, 0) + 1
+    if notification:
+        return web.json_response(
+            _conformant_menu(request, 0, _state(kind, "", 0, counts[call]), True)
+        )
+    echoed = str(document.get("appState") or "")
+    try:
+        tries = int(json.loads(echoed.split("|")[0]).get("tries", 0))
+    except (ValueError, AttributeError):
+        tries = 0
+    kind_of = str((outcome or {}).get("type", "")).lower()
+    if kind_of == "workflowvalidationoutcome":
+        if kind == "no-recovery":
+            return web.Response(status=200)
+        if call_state in ("incoming", "idle") and kind != "goodbye-unanswered":
+            return web.json_response({"actions": [{"operationId": "reject", "action": "reject"}]})
+        goodbye = _conformant_goodbye(
+            "Sorry, something went wrong. Goodbye.",
+            _state(kind, echoed, tries, counts[call], menu=False),
+        )
+        return web.json_response(goodbye)
+    succeeded = str((outcome or {}).get("outcome", "")).lower() == "success"
+    if kind_of == "recognizeoutcome" and not succeeded and tries < MENU_TRIES:
+        answer = _state(kind, echoed, tries + 1, counts[call])
+        return web.json_response(_conformant_menu(request, tries + 1, answer, False))
+    goodbye = _conformant_goodbye(
+        "Thank you. Goodbye.", _state(kind, echoed, tries, counts[call], menu=False)
+    )
+    return web.json_response(goodbye)
+
+
+def _state(kind: str, echoed: str, tries: int, count: int, *, menu: bool = True) -> str:
+    """The appState of the next Workflow: where the call is (``tries``); the flawed variants add
+    a request counter (``not-idempotent``) or the history of the menus (``appstate-overflow``)."""
+    state = json.dumps({"tries": tries}, separators=(",", ":"))
+    if kind == "not-idempotent":
+        return f"{state}|request {count}"
+    if kind == "appstate-overflow" and menu:
+        return f"{state}|{echoed.partition('|')[2]}{'history ' * 56}"
+    return state
+
+
 async def media(request: web.Request) -> web.Response:
     return web.Response(body=request.app[MEDIA], content_type="audio/wav")
 
@@ -161,7 +313,8 @@ def make_bot(kind: str = "ok", media_bytes: bytes = b"") -> web.Application:
     app[STATE] = BotState()
     app[KIND] = kind
     app[MEDIA] = media_bytes
-    app.router.add_post("/api/calls", handle)
+    app[COUNTS] = {}
+    app.router.add_post("/api/calls", conformance_handle if kind in CONFORMANCE_KINDS else handle)
     app.router.add_get("/media/hello.wav", media)
     return app
 

@@ -3,8 +3,12 @@
 ``make_weak_bot(settings, flaw)`` builds an aiohttp app serving ``POST /api/messages``. It checks
 the Authorization header the way the spec asks (Authentication, Connector to bot 4; Local test
 emulator to bot 1-7) with PyJWT and the keys of the issuer's OpenID metadata, except for the one
-thing its flaw gets wrong. A request that passes is answered 200 without a reply (the auth probe
-judges only the HTTP answer); one that fails is answered 403. ``flaw=None`` is a correct bot.
+thing its flaw gets wrong. A request that passes is answered 200 (the auth probe judges only the
+HTTP answer); one that fails is answered 403. ``flaw=None`` is a correct bot. Given its password
+and the token endpoint (``WeakSettings.app_password``, ``token_url``, ``connector_scope``), a bot
+also replies ``echo: <text>`` to an accepted message through the connector, with a token of its
+own, as the echo bot does (so the conformance suite's reply scenario passes and only the auth
+probe fails); without them it sends no reply.
 
 Flaws (``FLAWS``): what each gets wrong -> the probe cases it must fail.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -84,6 +89,10 @@ class WeakSettings:
     emulator_issuer: str
     emulator_audience: str | None = None
     """aud of emulator-path tokens: the legacy audience in profile v3.0; None: the app id."""
+    app_password: str | None = None
+    token_url: str | None = None
+    connector_scope: str | None = None
+    """To reply through the connector (client credentials); None: the bot never replies."""
 
 
 class Refused(Exception):
@@ -230,6 +239,56 @@ class Validator:
 VALIDATOR: web.AppKey[Validator] = web.AppKey("validator", Validator)
 
 
+class Replier:
+    """Replies ``echo: <text>`` to a message through the connector, with a client-credentials
+    token (fetched once); does nothing without a password and a token endpoint. A reply that
+    fails is dropped: the bot still answers 200."""
+
+    def __init__(self, settings: WeakSettings, http: aiohttp.ClientSession) -> None:
+        self.settings = settings
+        self.http = http
+        self.token: str | None = None
+
+    async def reply(self, body: bytes) -> None:
+        s = self.settings
+        if s.app_password is None or s.token_url is None:
+            return
+        try:
+            activity = json.loads(body)
+        except ValueError:
+            return
+        if not isinstance(activity, dict) or activity.get("type") != "message":
+            return
+        service_url, conversation = activity.get("serviceUrl"), activity.get("conversation")
+        if not isinstance(service_url, str) or not isinstance(conversation, dict):
+            return
+        url = f"{service_url.rstrip('/')}/v3/conversations/{conversation.get('id')}/activities"
+        reply = {
+            "type": "message",
+            "text": f"echo: {activity.get('text')}",
+            "from": activity.get("recipient"),
+            "recipient": activity.get("from"),
+            "conversation": conversation,
+            "replyToId": activity.get("id"),
+        }
+        try:
+            if self.token is None:
+                form = {"grant_type": "client_credentials", "client_id": s.app_id,
+                        "client_secret": s.app_password, "scope": s.connector_scope or ""}  # fmt: skip
+                async with self.http.post(s.token_url, data=form) as response:
+                    response.raise_for_status()
+                    self.token = str((await response.json(content_type=None))["access_token"])
+            headers = {"Authorization": f"Bearer {self.token}"}
+            async with self.http.post(f"{url}/{activity.get('id')}", json=reply,
+                                      headers=headers) as response:  # fmt: skip
+                await response.read()
+        except (aiohttp.ClientError, TimeoutError, KeyError, ValueError):
+            return
+
+
+REPLIER: web.AppKey[Replier] = web.AppKey("replier", Replier)
+
+
 def make_weak_bot(settings: WeakSettings, flaw: str | None) -> web.Application:
     """The bot as an aiohttp application (``POST /api/messages``)."""
     app = web.Application()
@@ -243,10 +302,11 @@ def make_weak_bot(settings: WeakSettings, flaw: str | None) -> web.Application:
                     return await response.json(content_type=None)
 
             app[VALIDATOR] = Validator(settings, flaw, fetch)
+            app[REPLIER] = Replier(settings, http)
             yield
 
     async def messages(request: web.Request) -> web.Response:
-        await request.read()
+        body = await request.read()
         validator = request.app[VALIDATOR]
         try:
             await validator.check(request.headers.get("Authorization"))
@@ -255,6 +315,7 @@ def make_weak_bot(settings: WeakSettings, flaw: str | None) -> web.Application:
                 raise RuntimeError(f"unhandled: {e}") from e
             status = 401 if validator.flaw == "answers-401" else 403
             return web.json_response({"error": str(e)}, status=status)
+        await request.app[REPLIER].reply(body)
         return web.Response(status=200)
 
     app.cleanup_ctx.append(session)

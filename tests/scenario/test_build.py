@@ -182,7 +182,8 @@ BAD_EXPECT = [
     ),
     pytest.param(
         "  call: {ended_by: bott}\n",
-        "4:20: expected bot, caller or platform, got a string ('bott') (did you mean 'bot'?)",
+        "4:20: expected bot, caller or platform, or a list of them, got a string ('bott') "
+        "(did you mean 'bot'?)",
         id="ended-by",
     ),
     pytest.param(

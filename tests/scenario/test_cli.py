@@ -92,7 +92,10 @@ def test_check_an_unreadable_file_exits_2(
     code, out, err = run(["scenario", "check", str(missing), str(bad), str(MAIN_MENU)], capsys)
     assert code == 2
     assert err == f"botemu scenario check: {missing}: no such file\n"
-    assert out == f"{bad}:1:1: missing required key 'caller' (or 'messaging')\n{MAIN_MENU}: ok\n"
+    assert (
+        out
+        == f"{bad}:1:1: missing required key 'caller' (or 'messaging' or 'probe')\n{MAIN_MENU}: ok\n"
+    )
 
 
 def test_check_non_utf8_exits_2_with_the_position(

@@ -145,6 +145,9 @@ def test_the_same_steps_as_the_inline_form() -> None:
 def test_example_scenarios_load(path: Path) -> None:
     for scenario in load_scenarios(path):
         assert scenario.path == path
+        if scenario.messaging is not None:  # echo.yaml, for the echo bot
+            assert scenario.name and scenario.messaging
+            continue
         assert scenario.caller is not None
         assert scenario.name and (scenario.caller.steps or scenario.caller.rules)
 
@@ -170,7 +173,7 @@ BAD = [
     ),
     pytest.param(
         "name: x\ncaller: []\nauthor: me\n",
-        "3:1: unknown key 'author' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, expect, faults)",
+        "3:1: unknown key 'author' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults)",
         id="unknown-top-level-key-without-hint",
     ),
     pytest.param(
@@ -204,11 +207,13 @@ BAD = [
         id="missing-name",
     ),
     pytest.param(
-        "name: x\n", "1:1: missing required key 'caller' (or 'messaging')", id="missing-caller"
+        "name: x\n",
+        "1:1: missing required key 'caller' (or 'messaging' or 'probe')",
+        id="missing-caller",
     ),
     pytest.param(
         "description: d\n",
-        "1:1: missing required keys 'name' and 'caller' (or 'messaging')",
+        "1:1: missing required keys 'name' and 'caller' (or 'messaging' or 'probe')",
         id="missing-both",
     ),
     pytest.param(
@@ -323,17 +328,17 @@ BAD = [
     ),
     pytest.param(
         "",
-        "1:1: empty file: expected a scenario with the keys name and caller (or messaging)",
+        "1:1: empty file: expected a scenario with the keys name and caller (or messaging, or probe)",
         id="empty",
     ),
     pytest.param(
         HEADER,
-        "1:1: empty file: expected a scenario with the keys name and caller (or messaging)",
+        "1:1: empty file: expected a scenario with the keys name and caller (or messaging, or probe)",
         id="only-comments",
     ),
     pytest.param(
         "- listen\n- hangup\n",
-        "1:1: expected a scenario: a mapping with the keys name and caller (or messaging), got a list",
+        "1:1: expected a scenario: a mapping with the keys name and caller (or messaging, or probe), got a list",
         id="a-list-not-a-mapping",
     ),
     pytest.param(
@@ -422,7 +427,7 @@ def test_every_problem_is_listed_in_file_order() -> None:
         "bad.yaml:3:5: unknown step 'prees' (did you mean 'press'?)",
         "bad.yaml:4:14: expected a duration such as 6s, 500ms, 2m or a number of seconds, "
         "got a string ('6x')",
-        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, expect, faults)",
+        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults)",
     ]
     assert error.errors[0] is error
 

@@ -77,7 +77,7 @@ def test_every_included_file_is_a_valid_list_of_steps_or_turns(path: Path) -> No
 
 def test_the_examples_use_when_rules_a_matrix_expectations_and_includes() -> None:
     documents = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in EXAMPLES]
-    rules = [d for d in documents if isinstance(d["caller"], dict) and d["caller"].get("when")]
+    rules = [d for d in documents if isinstance(d.get("caller"), dict) and d["caller"].get("when")]
     assert [d for d in rules if "matrix" in d and "expect" in d and "include" in d]
 
 

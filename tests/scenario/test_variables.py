@@ -194,7 +194,7 @@ BAD = [
     pytest.param(
         "name: x\nvariables: {who: bot}\ncaller: []\nexpect:\n  call: {ended_by: '${who}'}\n",
         [
-            "5:20: expected bot, caller or platform, got a string ('${who}')",
+            "5:20: expected bot, caller or platform, or a list of them, got a string ('${who}')",
         ],
         id="not-in-a-field-with-fixed-values",
     ),
