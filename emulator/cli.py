@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     from emulator.calling.cli import register as register_call
     from emulator.conformance.cli import register as register_conformance
     from emulator.demo import register as register_demo
+    from emulator.logview.cli import register as register_logview
     from emulator.manifest.check_cli import add_check_parser
     from emulator.manifest.cli import register as register_manifest
     from emulator.scenario.cli import register as register_scenario
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_service(sub)
     register_demo(sub)
     add_check_parser(register_manifest(sub))
+    register_logview(sub)
     return parser
 
 

@@ -492,6 +492,7 @@ def introduction(endpoints: Endpoints, suites: Sequence[Path]) -> str:
     return (
         "botemu demo: botemu and the reference bots are up\n"
         f"  botemu     {endpoints.emulator}  (connector, identity, control API)\n"
+        f"  log view   {endpoints.emulator}/  (every call and conversation, live)\n"
         f"  IVR bot    {endpoints.ivr_bot}  (mutual TLS, certificates in "
         f"{shown(endpoints.certs)})\n"
         f"  echo bot   {endpoints.echo_bot}  (app id {endpoints.app_id})\n"
@@ -522,6 +523,7 @@ def serving_hint(endpoints: Endpoints, suites: Sequence[Path]) -> str:
         f"  botemu test {paths} --bot {endpoints.ivr_bot} --certs {certs} "
         f"--messaging-bot {endpoints.echo_bot} --app-id {endpoints.app_id} "
         f"--emulator {endpoints.emulator}\n"
+        f"Watch them in the log view: {endpoints.emulator}/\n"
     )
 
 

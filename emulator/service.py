@@ -45,6 +45,7 @@ from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, Toke
 from emulator.findings import Finding
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.jsonutil import JSON, JSONObject
+from emulator.logview import setup_logview
 from emulator.manifest.check import (
     DEFAULT_CONSUMER,
     SkillCheckError,
@@ -147,6 +148,7 @@ def make_app(
     app.add_routes(identity_routes(identity))
     setup_connector(app, connector, verifier, store=store)
     app.add_routes(control_routes())
+    setup_logview(app, store)  # the log view: GET / and /_logview/
     app.cleanup_ctx.append(_http_client)
     return app
 

@@ -226,6 +226,7 @@ def banner(config: ServiceConfig) -> str:
         f"  token endpoint           {p.token_url}",
         f"  OpenID metadata          {p.openid_metadata_url}",
         f"  control API              {config.base_url}/_botemu/health",
+        f"  log view                 {config.base_url}/",
         "",
         "Settings for your bot (paste into its environment):",
     ]
