@@ -64,6 +64,23 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.severity.value}: {self.where}: {self.message} [{self.rule}]"
 
+    @classmethod
+    def from_json(cls, item: object) -> Finding:
+        """A finding as ``to_json`` wrote it; ValueError when it is not one."""
+        if not isinstance(item, dict):
+            raise ValueError("a finding is a JSON object")
+        try:
+            evidence = item.get("evidence")
+            return cls(
+                str(item["rule"]),
+                Severity(item["severity"]),
+                str(item["where"]),
+                str(item["message"]),
+                None if evidence is None else str(evidence),
+            )
+        except KeyError as e:
+            raise ValueError(f"a finding has no {e.args[0]!r}") from None
+
 
 class RuleRegistry:
     """The rules of one area (for example the calling Workflow rules), in declaration order."""

@@ -31,6 +31,7 @@ from emulator.config import (
     ServiceConfig,
 )
 from emulator.errors import BotemuError
+from emulator.findings import Finding
 from emulator.service import config_document, make_app
 from emulator.transcripts.store import TranscriptStore, default_db
 
@@ -257,6 +258,41 @@ async def _post(url: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
         if response.status >= 400:
             raise BotemuError(f"{url}: HTTP {response.status}: {(await response.text())[:200]}")
         return await response.json()
+
+
+async def post_control(emulator: str, path: str, body: dict[str, Any], timeout: float) -> Any:
+    """POST to a control route of the botemu at ``emulator``; its JSON object answer. Every
+    failure is one BotemuError line (the route's own message when it gave one)."""
+    url = f"{emulator}{path}"
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=timeout)) as response,
+        ):
+            text = await response.text()
+            status = response.status
+    except (aiohttp.ClientError, TimeoutError) as e:
+        raise BotemuError(f"POST {url} failed: {str(e) or type(e).__name__}") from None
+    if status >= 400:
+        message = " ".join(text.split())[:400]
+        if not message or message.startswith(f"{status}:"):  # not an answer of the route
+            message = f"POST {url}: HTTP {status}{': ' if message else ''}{message}"
+        raise BotemuError(message)
+    try:
+        report = json.loads(text)
+    except ValueError:
+        report = None
+    if not isinstance(report, dict):
+        raise BotemuError(f"POST {url}: the answer is not a JSON object")
+    return report
+
+
+def finding_of(item: object) -> Finding:
+    """A finding a control route answered, or one BotemuError line."""
+    try:
+        return Finding.from_json(item)
+    except ValueError as e:
+        raise BotemuError(f"the botemu answered an unreadable finding: {e}") from None
 
 
 async def running(emulator: str) -> bool:

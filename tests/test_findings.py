@@ -129,3 +129,14 @@ def test_registry_unknown_id_is_a_key_error() -> None:
 def test_has_errors(findings: list[Finding], expected: bool) -> None:
     assert has_errors(findings) is expected
     assert has_errors(iter(findings)) is expected
+
+
+def test_from_json_round_trips_and_refuses_what_is_not_a_finding() -> None:
+    from emulator.findings import Finding, Severity
+
+    finding = Finding("WF-ORDER", Severity.ERROR, "$.actions[1]", "out of order", "hangup")
+    assert Finding.from_json(finding.to_json()) == finding
+    assert Finding.from_json(Finding("X-Y", Severity.INFO, "", "m").to_json()).evidence is None
+    for bad in ([], {"rule": "X"}, {"rule": "X", "severity": "fatal", "where": "", "message": ""}):
+        with pytest.raises(ValueError):
+            Finding.from_json(bad)

@@ -22,15 +22,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-import aiohttp
-
 from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs, load_certs
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
 from emulator.conformance import auth
 from emulator.conformance.tls import ProbeError, check_url, probe_tls
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
-from emulator.service_cli import DEFAULT_EMULATOR, running, serving
+from emulator.service_cli import DEFAULT_EMULATOR, finding_of, post_control, running, serving
 from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -370,42 +368,10 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
 
 
 async def _post_probe(emulator: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-    url = f"{emulator}/_botemu/probe/auth"
-    limit = aiohttp.ClientTimeout(total=len(auth.CASES) * timeout + 30)
-    try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(url, json=body, timeout=limit) as response,
-        ):
-            text = await response.text()
-            status = response.status
-    except (aiohttp.ClientError, TimeoutError) as e:
-        raise BotemuError(f"POST {url} failed: {str(e) or type(e).__name__}") from None
-    if status >= 400:
-        message = " ".join(text.split())[:300]
-        if not message or message.startswith(f"{status}:"):  # not an answer of the probe route
-            message = f"POST {url}: HTTP {status}{': ' if message else ''}{message}"
-        raise BotemuError(message)
-    try:
-        report = json.loads(text)
-    except ValueError:
-        report = None
-    if not isinstance(report, dict):
-        raise BotemuError(f"POST {url}: the answer is not a JSON object")
+    limit = len(auth.CASES) * timeout + 30
+    report: dict[str, Any] = await post_control(emulator, "/_botemu/probe/auth", body, limit)
     return report
 
 
 def _finding(item: object) -> Finding:
-    """A finding as the route serialised it (``Finding.to_json``)."""
-    if not isinstance(item, dict):
-        raise BotemuError("the botemu answered a finding that is not an object")
-    try:
-        return Finding(
-            str(item["rule"]),
-            Severity(item["severity"]),
-            str(item["where"]),
-            str(item["message"]),
-            None if item.get("evidence") is None else str(item["evidence"]),
-        )
-    except (KeyError, ValueError) as e:
-        raise BotemuError(f"the botemu answered an unreadable finding ({e})") from None
+    return finding_of(item)

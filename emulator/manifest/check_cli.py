@@ -19,8 +19,6 @@ import sys
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-import aiohttp
-
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
@@ -33,7 +31,7 @@ from emulator.manifest.validate import (
     position_of,
     validate_manifest,
 )
-from emulator.service_cli import DEFAULT_EMULATOR, running, serving
+from emulator.service_cli import DEFAULT_EMULATOR, finding_of, post_control, running, serving
 from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -220,44 +218,12 @@ async def _check(
 
 
 async def _post(emulator: str, body: dict[str, Any], limit: float) -> dict[str, Any]:
-    url = f"{emulator}/_botemu/manifest/check"
-    try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=limit)) as response,
-        ):
-            text = await response.text()
-            status = response.status
-    except (aiohttp.ClientError, TimeoutError) as e:
-        raise BotemuError(f"POST {url} failed: {str(e) or type(e).__name__}") from None
-    if status >= 400:
-        message = " ".join(text.split())[:400]
-        if not message or message.startswith(f"{status}:"):  # not an answer of the check route
-            message = f"POST {url}: HTTP {status}{': ' if message else ''}{message}"
-        raise BotemuError(message)
-    try:
-        report = json.loads(text)
-    except ValueError:
-        report = None
-    if not isinstance(report, dict):
-        raise BotemuError(f"POST {url}: the answer is not a JSON object")
+    report: dict[str, Any] = await post_control(emulator, "/_botemu/manifest/check", body, limit)
     return report
 
 
 def _finding(item: object) -> Finding:
-    """A finding as the route serialised it (``Finding.to_json``)."""
-    if not isinstance(item, dict):
-        raise BotemuError("the botemu answered a finding that is not an object")
-    try:
-        return Finding(
-            str(item["rule"]),
-            Severity(item["severity"]),
-            str(item["where"]),
-            str(item["message"]),
-            None if item.get("evidence") is None else str(item["evidence"]),
-        )
-    except (KeyError, ValueError) as e:
-        raise BotemuError(f"the botemu answered an unreadable finding: {e}") from None
+    return finding_of(item)
 
 
 # --- output ---------------------------------------------------------------------------------------
