@@ -27,17 +27,11 @@ from emulator.cli import main
 from emulator.demo import DemoError, DemoOptions, find_root, run_demo
 from emulator.scenario.testing import collect_scenarios
 from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = [ROOT / "scenarios" / name for name in ("examples", "conformance")]
 DEADLINE = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture

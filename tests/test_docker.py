@@ -31,19 +31,13 @@ from emulator.config import ServiceConfig
 from emulator.service import make_app
 from emulator.service_cli import service_config
 from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 CI_DOC = ROOT / "docs" / "ci.md"
 HEALTH_PORT = 9070
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 # --- reading the files ----------------------------------------------------------------------------

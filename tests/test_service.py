@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -23,26 +22,15 @@ from aiohttp.test_utils import TestClient, TestServer
 from emulator.config import PLACEHOLDER_NAMES, BotRegistration, Profile, ServiceConfig
 from emulator.service import EMULATOR, make_app
 from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port, load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_ID = "11111111-2222-3333-4444-555555555555"
 OTHER = "99999999-2222-3333-4444-555555555555"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def load_echo_bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("echo_bot_svc", ROOT / "examples" / "echo_bot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / "echo_bot.py", "echo_bot_svc")
 
 
 class Running:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,9 @@ from aiohttp import web
 from emulator.cli import main
 from emulator.config import Profile
 from emulator.service_cli import banner, service_config
+from tests.support import free_port
 
 APP_ID = "11111111-2222-3333-4444-555555555555"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def test_config_file_and_options(tmp_path: Path) -> None:

@@ -13,17 +13,11 @@ from pathlib import Path
 import pytest
 
 from emulator.cli import main
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
 SCENARIOS = ROOT / "scenarios" / "examples"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import ssl
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -19,18 +17,14 @@ from emulator.calling.session import CallSettings, place_call
 from emulator.certs import CertPaths, client_ssl_context, ensure_certs
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.calling_bots import STATE, make_bot
+from tests.support import load_module
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 Serve = Callable[[web.Application, ssl.SSLContext], Awaitable[str]]
 
 
 def load_ivr_bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ivr_bot_tls", ROOT / "examples" / "ivr_bot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / "ivr_bot.py", "ivr_bot_tls")
 
 
 @pytest.fixture(scope="module")

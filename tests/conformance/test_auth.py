@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -33,6 +31,7 @@ from emulator.identity.tokens import Expectation, TokenError, validate
 from emulator.service import make_app
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.weak_bots import WeakSettings, make_weak_bot
+from tests.support import free_port, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "11111111-2222-3333-4444-555555555555"
@@ -41,23 +40,9 @@ NAMES = [c.name for c in CASES]
 BAD = {c.name for c in CASES if not c.expect_accept}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @functools.cache
 def echo_bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "echo_bot_auth", ROOT / "examples" / "echo_bot.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / "echo_bot.py", "echo_bot_auth")
 
 
 class Servers:

@@ -12,11 +12,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import importlib.util
 import io
 import json
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,17 +28,14 @@ from aiohttp.test_utils import TestClient, TestServer
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tests.support import load_module
+
 ROOT = Path(__file__).resolve().parents[2]
 JsonObject = dict[str, Any]
 
 
 def _load_bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("echo_bot", ROOT / "examples" / "echo_bot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / "echo_bot.py", "echo_bot")
 
 
 echo = _load_bot()

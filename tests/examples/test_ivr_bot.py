@@ -10,12 +10,10 @@ botemu's engine with scripted callers, and one serves the bot over TLS with clie
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import io
 import json
 import logging
 import ssl
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,6 +30,7 @@ from emulator.calling import wire
 from emulator.calling.caller import CallerScript
 from emulator.calling.engine import CallProgress, result_for, run_workflow
 from emulator.calling.rules import RuleContext, validate_workflow
+from tests.support import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 JsonObject = dict[str, Any]
@@ -39,12 +38,7 @@ ClientFactory = Callable[..., Awaitable[TestClient[web.Request, web.Application]
 
 
 def _load_bot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ivr_bot", ROOT / "examples" / "ivr_bot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / "ivr_bot.py", "ivr_bot")
 
 
 ivr = _load_bot()

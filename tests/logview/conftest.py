@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import importlib.util
 import json
 import os
 import shutil
-import socket
-import sys
 import threading
 import urllib.request
 from collections.abc import Coroutine, Iterator
@@ -38,6 +35,7 @@ from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.service import make_app
 from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port, load_module
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page
@@ -64,23 +62,9 @@ FAST = RetryPolicy(attempts=3, backoff=0.01, timeout=5.0)
 T = TypeVar("T")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def load_example(name: str) -> ModuleType:
     """A reference bot from examples/, imported under a name of its own."""
-    spec = importlib.util.spec_from_file_location(
-        f"{name}_logview", ROOT / "examples" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / f"{name}.py", f"{name}_logview")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import copy
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -32,6 +31,7 @@ from emulator.manifest.check_cli import add_check_parser
 from emulator.service import make_app
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.broken_skill import make_broken_skill, skill
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "examples" / "skill" / "manifest.json"
@@ -39,13 +39,6 @@ DOCUMENT: dict[str, Any] = json.loads(MANIFEST.read_text(encoding="utf-8"))
 SKILL = DOCUMENT["endpoints"][0]["platformAppId"]
 PASSWORD = "skill-s3cret"
 CONSUMER = "c0c0c0c0-1111-4222-8333-444444444444"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def settings(config: ServiceConfig, callers: tuple[str, ...] = (CONSUMER,)) -> Any:

@@ -16,10 +16,7 @@ within a few seconds of wall time; the slowest rows are the bots that are slow o
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import socket
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -46,6 +43,7 @@ from emulator.service_cli import serving
 from emulator.transcripts.store import EventKind, StoredEvent, TranscriptStore
 from tests.bots.calling_bots import CONFORMANCE_KINDS, STATE, make_bot
 from tests.bots.weak_bots import FLAWS, WeakSettings, make_weak_bot
+from tests.support import free_port, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "scenarios" / "conformance"
@@ -56,12 +54,7 @@ PASSWORD = "conformance-s3cret"
 
 
 def _load_example(name: str, file: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / file, name)
 
 
 ivr = _load_example("ivr_bot_for_conformance", "ivr_bot.py")
@@ -108,13 +101,6 @@ MESSAGING = {AUTH_PROBE, REPLY}
 CALLER_HANGS_UP_MID_WORKFLOW = CALLING - {INVALID_FIRST, INVALID}
 """The scenarios in which the caller hangs up while a Workflow with a callback runs (so the bot
 gets a terminated result), against the conformant menu bot."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture

@@ -8,10 +8,7 @@ time; conversations go through an in-process botemu (or one the test serves) to 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import socket
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -43,6 +40,7 @@ from emulator.scenario.runner import Runner, ScenarioResult, Target, platform_fa
 from emulator.service_cli import serving
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.calling_bots import make_bot
+from tests.support import free_port, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
@@ -51,12 +49,7 @@ PASSWORD = "runner-s3cret"
 
 
 def _load(name: str, file: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "examples" / file, name)
 
 
 ivr = _load("ivr_bot_for_runner", "ivr_bot.py")
@@ -66,13 +59,6 @@ echo = _load("echo_bot_for_runner", "echo_bot.py")
 @pytest.fixture
 def store(tmp_path: Path) -> TranscriptStore:
     return TranscriptStore(tmp_path / "t.db")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def call(caller: str, *expect: Expectation, faults: Faults | None = None) -> Scenario:

@@ -43,6 +43,7 @@ from emulator.scenario.testing import (
     select,
 )
 from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
 MISSED = Finding("EXP-PROMPTS", Severity.ERROR, "menu.yaml:9",
@@ -569,13 +570,6 @@ def test_rule_lookup_knows_every_registry() -> None:
 # --- end to end: the real loader and runner against the reference IVR bot --------------------------
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
