@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import random
 import socket
 import sys
 from pathlib import Path
@@ -12,12 +13,43 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_issued: set[int] = set()
+_pick = random.Random()
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel hands out for binds to port 0 and for outgoing connections."""
+    try:
+        low, high = (int(part) for part in _EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    return low, high
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
+    """A loopback port nothing listens on right now, for a server a test starts later.
+
+    The port comes from outside the kernel's ephemeral range and is never handed out twice in
+    a run: a port freshly freed by a bind to port 0 could be taken by any outgoing connection
+    (the suite opens thousands) or port-0 server before the test binds it again, which made
+    binds fail with "address already in use" now and then.
+    """
+    low, high = ephemeral_range()
+    pool = range(20000, low) if low > 21000 else range(high + 1, 65536)
+    for _ in range(500):
+        port = _pick.choice(pool)
+        if port in _issued:
+            continue
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _issued.add(port)
         return port
+    raise RuntimeError(f"no free loopback port in {pool.start}-{pool.stop - 1}")
 
 
 def load_module(path: Path, name: str) -> ModuleType:
