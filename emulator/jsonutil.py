@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
+import orjson
+
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
 JSONObject: TypeAlias = dict[str, JSON]
 
@@ -82,9 +84,19 @@ def utf16_length(text: str) -> int:
 def dumps(value: JSON) -> bytes:
     """The canonical bytes of a JSON payload botemu sends: compact, UTF-8, no ASCII escaping.
 
+    orjson writes them (it is on every message's path and ten times faster than the standard
+    encoder; the bytes are the same but for numbers under 1e-4, which it writes without an
+    exponent, ``0.00001``: the same value; a non-finite number, which no message holds, becomes
+    null as JSON.stringify writes it). What orjson refuses (a key that is not a string, an
+    integer beyond 64 bits) goes through the standard encoder.
+
     A string holding a lone surrogate (read from a ``\\ud800`` escape) cannot be UTF-8: then the
     payload is written with ASCII escapes, which keeps every string value exactly as it was read.
     """
+    try:
+        return orjson.dumps(value)  # the same bytes, ten times faster; it refuses the rest
+    except (orjson.JSONEncodeError, TypeError):
+        pass
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     try:
         return text.encode("utf-8")

@@ -263,14 +263,18 @@ async def read_limited(response: aiohttp.ClientResponse, limit: int) -> tuple[by
 
 
 def _headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers as a plain dict, repeated names joined with ", ". Keys become exact ``str``:
+    aiohttp's are ``istr``, which the transcript's fast JSON encoder refuses (every response
+    event then went through the slow encoder)."""
     out: dict[str, str] = {}
     for key, value in headers.items():
-        out[key] = f"{out[key]}, {value}" if key in out else value
+        name = str(key)
+        out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 
 
 def _json_headers(headers: Mapping[str, str]) -> JSONObject:
-    return {key: value for key, value in headers.items()}
+    return {str(key): value for key, value in headers.items()}
 
 
 def _text(data: bytes) -> str | None:

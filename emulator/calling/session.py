@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import random
 import ssl
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -76,6 +75,7 @@ from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions, encode, loads, r
 from emulator.config import platform_url
 from emulator.errors import WireError
 from emulator.findings import Finding, Rule, Severity
+from emulator.ids import new_id
 from emulator.jsonutil import JSON, JSONObject, find_key
 from emulator.transcripts.store import EventKind, TranscriptStore
 
@@ -221,7 +221,7 @@ class _Call:
     def uuid(self) -> str:
         """A fresh id. Ids are never seeded: a bot keys its call state by them, so two calls
         must never share one. The seed reproduces the caller's identity and audio."""
-        return str(uuid.uuid4())
+        return new_id()
 
     # --- the transcript ---
 

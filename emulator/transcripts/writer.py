@@ -30,16 +30,23 @@ class WriteBehind:
         self._rows: deque[Row] = deque()
         self._cond = threading.Condition()
         self._busy = False
+        self._idle = False
         self._stopping = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def submit(self, row: Row) -> None:
-        with self._cond:
-            self._raise_if_failed()
-            self._rows.append(row)
-            self._cond.notify_all()
+        """Queue a row. The lock is taken only to wake an idle writer: while it commits, rows
+        just join the queue (a ``deque`` append is atomic), which keeps ``submit`` off the
+        lock on the hot path."""
+        if self._error is not None:
+            with self._cond:
+                self._raise_if_failed()
+        self._rows.append(row)
+        if self._idle:  # set under the lock before the writer's last look at the queue
+            with self._cond:
+                self._cond.notify_all()
 
     def flush(self) -> None:
         """Wait until every row submitted so far is committed."""
@@ -63,14 +70,18 @@ class WriteBehind:
             raise error
 
     def _run(self) -> None:
+        rows = self._rows
         while True:
             with self._cond:
-                while not self._rows and not self._stopping:
+                self._idle = True
+                while not rows and not self._stopping:
                     self._cond.wait()
-                if not self._rows:
+                self._idle = False
+                if not rows:
                     return
-                batch = list(self._rows)
-                self._rows.clear()
+                batch = []
+                while rows:  # popleft, not a copy and clear: a row may arrive in between
+                    batch.append(rows.popleft())
                 self._busy = True
             try:
                 self._commit(batch)

@@ -393,3 +393,21 @@ def test_judging_a_body_is_memoized_per_context() -> None:
     big = body[:-1] + b"," + b'"pad":"' + b"x" * JUDGE_CACHE_MAX_BODY + b'"}'
     assert judge(big, RuleContext()) is not judge(big, RuleContext())  # too big to keep
     assert judge(b"<html>", RuleContext()).not_json is not None
+
+
+async def test_every_event_of_a_call_takes_the_fast_encoder(
+    aiohttp_server: ServerFactory, store: TranscriptStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: aiohttp's header names are ``istr``, which orjson refuses as keys, so every
+    http.response event went through the standard encoder (a fifth of a callback's CPU)."""
+    import emulator.transcripts.store as transcripts
+
+    def slow(value: object) -> bytes:
+        raise AssertionError(f"slow encoder used for {str(value)[:80]}")
+
+    monkeypatch.setattr(transcripts, "dumps", slow)
+    report, _ = await call(aiohttp_server, store, caller="press 1; hangup")
+    kinds = [e.kind for e in store.events(report.call_id)]
+    assert "http.response" in kinds
+    (response, *_) = [e for e in store.events(report.call_id) if e.kind == "http.response"]
+    assert all(type(name) is str for name in response.payload["headers"])  # type: ignore[union-attr]
