@@ -16,6 +16,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import aiohttp
 
@@ -79,6 +80,8 @@ class Deliverer:
         self.record = record
         self.wait = wait
         self.ssl_context = ssl_context
+        self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
+        self._timeout = aiohttp.ClientTimeout(total=policy.timeout)
 
     async def post(
         self,
@@ -176,15 +179,14 @@ class Deliverer:
             request["parts"] = parts
         self.record("http.request", request, None if text is not None else body)
         started = time.perf_counter()
-        timeout = aiohttp.ClientTimeout(total=self.policy.timeout)
         try:
             async with self.session.post(
                 url,
                 data=body,
-                headers=dict(headers),
-                timeout=timeout,
+                headers=headers,
+                timeout=self._timeout,
                 allow_redirects=False,
-                ssl=self.ssl_context if self.ssl_context is not None else True,
+                ssl=self._ssl,
             ) as response:
                 data, oversized = await read_limited(response, self.policy.max_body)
                 status = response.status
@@ -209,8 +211,8 @@ class Deliverer:
             {
                 "summary": summary,
                 "status": status,
-                "headers": _json_headers(answer_headers),
-                "request_headers": _json_headers(sent_headers),
+                "headers": cast(JSONObject, answer_headers),  # plain str keys: ``_headers``
+                "request_headers": cast(JSONObject, sent_headers),
                 "body": shown,
                 "latency_ms": round(latency, 3),
                 "message_id": message_id,
@@ -274,6 +276,8 @@ def _headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def _json_headers(headers: Mapping[str, str]) -> JSONObject:
+    if type(headers) is dict:  # the session's own: plain str keys already
+        return cast(JSONObject, headers.copy())
     return {str(key): value for key, value in headers.items()}
 
 

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import ClassVar
 
-from emulator.calling.model import ActionType, CallState, Outcome, RecordingFormat, WireEnum
+from emulator.calling.model import ActionType, CallState, Outcome, RecordingFormat
 from emulator.jsonutil import JSON, JSONObject
 
 
@@ -56,15 +56,18 @@ def _field_names(cls: type[Event]) -> tuple[str, ...]:
 
 
 def _plain(value: object) -> JSON:
-    if isinstance(value, WireEnum):
-        return str(value.value)
+    kind = type(value)  # exact types first: they are nearly every value, and the cheapest test
+    if kind is str or kind is bool or kind is int or value is None:
+        return value  # type: ignore[return-value]
+    if kind is float:
+        return round(value, 6)  # type: ignore[call-overload, no-any-return]
     if isinstance(value, enum.Enum):
         return str(value.value)
-    if isinstance(value, float):
-        return round(value, 6)
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, bool | int | str):
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, bool | int | str):
         return value
     return str(value)
 

@@ -241,13 +241,6 @@ class _Call:
         """Let virtual time pass (and real time too, at the chosen pace)."""
         await self.advance(self.vtime + seconds)
 
-    async def to(self, at: float, paced: bool) -> None:
-        """Move virtual time to ``at``; only a paced call waits (no await in the hot path)."""
-        if paced:
-            await self.advance(at)
-        elif at > self.vtime:
-            self.vtime = at
-
     async def advance(self, to: float) -> None:
         if to > self.vtime:
             if self.settings.pace > 0:
@@ -559,10 +552,16 @@ class _Call:
                 while index < len(events) and isinstance(events[index], CallerPressed):
                     keys.append(events[index])  # type: ignore[arg-type]
                     index += 1
-                await self.to(keys[-1].at, paced)
+                if paced:
+                    await self.advance(keys[-1].at)
+                elif keys[-1].at > self.vtime:  # inline: no coroutine per event in virtual time
+                    self.vtime = keys[-1].at
                 self.record(EventKind.CALLER, _pressed(keys))
                 continue
-            await self.to(event.at, paced)
+            if paced:
+                await self.advance(event.at)
+            elif event.at > self.vtime:
+                self.vtime = event.at
             payload = event.to_json()
             payload["summary"] = event.describe()
             if isinstance(event, ActionCompleted):
@@ -685,11 +684,20 @@ def _pressed(keys: list[CallerPressed]) -> JSONObject:
 
 
 def _kind_of(event: Event) -> str:
-    if isinstance(event, CallerPressed | CallerSpoke | CallerSilent | CallerHungUp):
-        return EventKind.CALLER
-    if isinstance(event, StateChanged):
-        return EventKind.STATE
-    return EventKind.PLATFORM
+    kind = _KINDS.get(type(event))
+    if kind is None:
+        if isinstance(event, CallerPressed | CallerSpoke | CallerSilent | CallerHungUp):
+            kind = EventKind.CALLER
+        elif isinstance(event, StateChanged):
+            kind = EventKind.STATE
+        else:
+            kind = EventKind.PLATFORM
+        _KINDS[type(event)] = kind
+    return kind
+
+
+_KINDS: dict[type[Event], str] = {}
+"""Event class -> transcript kind, learnt on first sight (``_kind_of`` is on the hot path)."""
 
 
 def describe_outcome(outcome: OperationOutcome) -> str:
