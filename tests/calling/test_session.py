@@ -400,12 +400,16 @@ async def test_every_event_of_a_call_takes_the_fast_encoder(
 ) -> None:
     """Regression: aiohttp's header names are ``istr``, which orjson refuses as keys, so every
     http.response event went through the standard encoder (a fifth of a callback's CPU)."""
-    import emulator.transcripts.store as transcripts
+    import types
 
-    def slow(value: object) -> bytes:
+    import emulator.jsonutil as jsonutil
+
+    def slow(value: object, **options: object) -> str:
         raise AssertionError(f"slow encoder used for {str(value)[:80]}")
 
-    monkeypatch.setattr(transcripts, "dumps", slow)
+    standard = types.SimpleNamespace(**vars(json))
+    standard.dumps = slow
+    monkeypatch.setattr(jsonutil, "json", standard)
     report, _ = await call(aiohttp_server, store, caller="press 1; hangup")
     kinds = [e.kind for e in store.events(report.call_id)]
     assert "http.response" in kinds
