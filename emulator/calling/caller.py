@@ -34,13 +34,13 @@ sequential script, whose place does not move. A ``once`` rule is used at most on
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from emulator.calling.model import DTMF_KEYS, ActionType
 from emulator.errors import CallerScriptError
+from emulator.patterns import compile_pattern
 
 DEFAULT_DIGIT_GAP = 0.25
 """Seconds between two keys of one ``press`` step."""
@@ -114,9 +114,8 @@ class WhenRule:
         return _compiled(self.pattern).search(text) is not None
 
 
-@functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+    return compile_pattern(pattern, re.IGNORECASE)
 
 
 def regex_problem(pattern: str) -> str | None:

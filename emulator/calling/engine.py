@@ -106,8 +106,6 @@ class CallProgress:
         return self.call_state is not CallState.INCOMING
 
 
-_FIELDS = ("now", "call_state", "cursor", "workflows", "hangup_at", "ended", "rules_used")
-
 
 @dataclass(slots=True)
 class _Live:
@@ -180,7 +178,8 @@ def run_workflow(
         return WorkflowRun(None, (), progress, post=False)
     if progress.workflows >= config.max_workflows:
         return _end(progress, EndReason.WORKFLOW_LIMIT, ())
-    run = _Run(caller, replace(progress, workflows=progress.workflows + 1), config)
+    run = _Run(caller, progress, config)
+    run.p.workflows += 1
     callback = workflow.callback is not None
     outcome: OperationOutcome | None = None
     live = run.p
@@ -253,7 +252,15 @@ class _Run:
 
     def __init__(self, caller: CallerScript, progress: CallProgress, config: EngineConfig) -> None:
         self.caller = caller
-        self.p = _Live(**{f: getattr(progress, f) for f in _FIELDS})
+        self.p = _Live(
+            progress.now,
+            progress.call_state,
+            progress.cursor,
+            progress.workflows,
+            progress.hangup_at,
+            progress.ended,
+            progress.rules_used,
+        )
         self.config = config
         self.events: list[Event] = []
         self.recording: RecordingMade | None = None

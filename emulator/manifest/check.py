@@ -51,6 +51,7 @@ from emulator.errors import BotemuError
 from emulator.findings import Finding, RuleRegistry, Severity
 from emulator.jsonutil import JSON, JSONObject, child
 from emulator.manifest.samples import SampleError, sample, validator_for
+from emulator.patterns import quiet_patterns
 
 if TYPE_CHECKING:
     from emulator.service import Emulator
@@ -430,7 +431,8 @@ def _validate(
         why = f"not checked: the declared schema is not a draft-07 schema ({e.message})"
         return [Finding(rule, Severity.WARNING, where, why)]
     try:
-        found = list(validator.iter_errors(value))
+        with quiet_patterns():
+            found = list(validator.iter_errors(value))
     except Unresolvable as e:
         return [
             Finding(rule, Severity.WARNING, where, f"not checked: a $ref does not resolve ({e})")

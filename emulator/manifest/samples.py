@@ -39,6 +39,7 @@ from referencing.exceptions import Unresolvable
 
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSON, JSONObject, child
+from emulator.patterns import compile_pattern, quiet_patterns
 
 ATTEMPTS: Final = 12
 """Candidates tried before ``SampleError``; the later half leave out optional properties."""
@@ -75,7 +76,8 @@ def validator_for(schema: JSON, definitions: Mapping[str, JSON] | None = None) -
     """A draft-07 validator (formats checked) of ``schema`` bound to ``definitions``;
     ``SchemaError`` when it is not a draft-07 schema."""
     root = bind(schema, definitions)
-    Draft7Validator.check_schema(root)
+    with quiet_patterns():
+        Draft7Validator.check_schema(root)
     return Draft7Validator(root, format_checker=Draft7Validator.FORMAT_CHECKER)
 
 
@@ -89,7 +91,8 @@ def sample(schema: JSON, *, seed: int, definitions: Mapping[str, JSON] | None = 
     fake = Faker()
     fake.seed_instance(seed)
     try:
-        return _attempts(validator, fake)
+        with quiet_patterns():  # the user's patterns are parsed to build strings
+            return _attempts(validator, fake)
     except Unresolvable as e:
         raise SampleError("#", f"a $ref does not resolve: {e}") from None
 
@@ -103,7 +106,8 @@ def _attempts(validator: Any, fake: Faker) -> JSON:
         except _Unsatisfiable as e:
             problem = SampleError(e.where, e.message)
             continue
-        error = best_match(validator.iter_errors(value))
+        with quiet_patterns():
+            error = best_match(validator.iter_errors(value))
         if error is None:
             return value
         path = "$"
@@ -136,7 +140,8 @@ class _Builder:
         self.minimal = minimal
 
     def valid(self, value: JSON, schema: object) -> bool:
-        return bool(self.validator.evolve(schema=schema).is_valid(value))
+        with quiet_patterns():
+            return bool(self.validator.evolve(schema=schema).is_valid(value))
 
     def value(self, schema: JSON, where: str, depth: int) -> JSON:
         if depth > MAX_DEPTH:
@@ -551,8 +556,8 @@ def _fit(text: str, low: int, high: int | None, pad: str = "x") -> str:
 
 def _search(pattern: str, text: str) -> bool:
     try:
-        return re.search(pattern, text) is not None
-    except re.error:
+        return compile_pattern(pattern).search(text) is not None
+    except (re.error, RecursionError, OverflowError):
         return False
 
 

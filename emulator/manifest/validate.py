@@ -50,6 +50,7 @@ from emulator.manifest.source import (
     position_of,
     printable,
 )
+from emulator.patterns import compile_pattern
 
 __all__ = [
     "FORMATS",
@@ -152,7 +153,7 @@ def _is_regex(value: object) -> bool:
     if not isinstance(value, str):
         return True
     try:
-        re.compile(value)
+        compile_pattern(value)
     except (re.error, OverflowError, RecursionError, ValueError):
         return False
     return True

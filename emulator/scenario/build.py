@@ -23,6 +23,7 @@ from emulator.calling.caller import (
     regex_problem,
 )
 from emulator.errors import CallerScriptError
+from emulator.patterns import compile_pattern
 from emulator.scenario.model import (
     CallExpect,
     ChoicesExpect,
@@ -291,7 +292,7 @@ def _text(value: Data, path: DataPath, site: Site) -> TextMatch:
 def _regex(pattern: str) -> str | None:
     """Expectations match case-sensitively, as written (``(?i)`` makes a pattern ignore case)."""
     try:
-        re.compile(pattern)
+        compile_pattern(pattern)
     except (re.error, RecursionError, OverflowError) as e:
         return f"not a valid regular expression: {e}"
     return None

@@ -14,13 +14,13 @@ parameter set).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from emulator.calling.caller import CallerScript
 from emulator.jsonutil import JSON
+from emulator.patterns import compile_pattern
 
 EndedBy = Literal["bot", "caller", "platform"]
 ProbeName = Literal["auth"]
@@ -43,7 +43,7 @@ class TextMatch:
             return False
         if self.contains is not None and self.contains not in text:
             return False
-        return not (self.matches is not None and re.search(self.matches, text) is None)
+        return not (self.matches is not None and compile_pattern(self.matches).search(text) is None)
 
     def describe(self) -> str:
         parts = []

@@ -337,3 +337,12 @@ def test_any_schema_gets_a_valid_sample_or_an_error_never_an_invalid_value(
     except SampleError:
         return
     assert valid(value, schema, DEFINITIONS), (schema, value)
+
+
+def test_a_pattern_python_warns_about_gives_a_sample_without_a_warning() -> None:
+    """Regression: a user's pattern with ``[[`` (a "possible nested set" FutureWarning) raised
+    out of validation where warnings are errors; it is a valid pattern and samples like any."""
+    schema: JSON = {"type": "string", "pattern": "^[[]ab]+$"}
+    value = sample(schema, seed=3)
+    assert isinstance(value, str) and value
+    assert all(ch in "[ab]" for ch in value)

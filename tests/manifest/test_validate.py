@@ -809,3 +809,11 @@ def test_the_docs_name_every_rule_and_keyword() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "manifests.md").read_text(encoding="utf-8")
     for name in sorted(KEYWORDS | set(RULES.ids())):
         assert f"`{name}`" in docs, name
+
+
+def test_a_payload_pattern_python_warns_about_is_still_a_regex() -> None:
+    """Regression: ``format: regex`` on a pattern with ``[[`` let Python's FutureWarning out."""
+    manifest = load_manifest_text(json.dumps(mutate(load_manifest(HERE / "travel-skill.json").document, {
+        "/activities/bookFlight/value": {"type": "string", "pattern": "^[[]ab]+$"},
+    })))  # fmt: skip
+    assert not [f for f in validate_manifest(manifest) if "pattern" in f.where]

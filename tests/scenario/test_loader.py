@@ -958,3 +958,24 @@ def test_mutated_rich_scenarios_only_raise_scenario_error(text: str) -> None:
         assert all("\n" not in problem.message for problem in e.errors)
     else:
         assert scenarios and len({s.id for s in scenarios}) == len(scenarios)
+
+
+def test_a_pattern_python_warns_about_loads_or_fails_cleanly() -> None:
+    """Regression (found by the mutation property test): ``[[`` in a pattern makes Python warn
+    "possible nested set"; with warnings as errors that escaped as a traceback. A pattern Python
+    accepts loads, in an expectation and in a caller's ``when`` rule alike; a broken one is a
+    ScenarioError with its position."""
+    text = (
+        "name: nested set\n"
+        "caller:\n"
+        "  steps: [hangup]\n"
+        "  when:\n"
+        "    - prompt: '[[menu]'\n"
+        "      do: [listen]\n"
+        "expect:\n"
+        "  prompts: {items: [{matches: 'PATTERN'}]}\n"
+    )
+    (scenario,) = load_scenarios_text(text.replace("PATTERN", "[[]Main]"))
+    assert scenario.name == "nested set"
+    with pytest.raises(ScenarioError, match=r"<string>:8:\d+: not a valid regular expression"):
+        load_scenarios_text(text.replace("PATTERN", "^:[[Main"))
