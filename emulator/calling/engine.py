@@ -106,7 +106,6 @@ class CallProgress:
         return self.call_state is not CallState.INCOMING
 
 
-
 @dataclass(slots=True)
 class _Live:
     """CallProgress while a Workflow runs (mutable: the engine's hot path avoids copies)."""
