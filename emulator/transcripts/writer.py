@@ -8,8 +8,9 @@ taking whatever has gathered since its last commit in one transaction (group com
 
 What this trades: an event is committed moments after it is appended instead of before
 ``append`` returns, so a ``kill -9`` can lose the events still queued (typically under a
-millisecond's worth); nothing that was committed is ever lost. Every read waits for the queue to
-drain first, so readers always see every event appended before the read.
+few milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds);
+nothing that was committed is ever lost. Every read waits for the queue to drain first, so
+readers always see every event appended before the read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ from typing import Any
 
 Row = tuple[Any, ...]
 
+GATHER = 0.002
+"""Seconds the writer gathers rows before each commit (and before going idle when none came).
+Rows submitted meanwhile join the commit without waking it, so a busy session makes at most a
+few hundred commits a second however many events it appends: each commit hands the GIL back and
+forth with the event loop several times, and each hand-off can cost the loop a scheduler
+wake-up. ``flush`` (every read) cuts the wait short."""
+MAX_BATCH = 2000
+"""A queue this long is committed at once, without gathering."""
+
 
 class WriteBehind:
     """A queue of rows and the thread that commits them with ``commit(rows)``."""
@@ -31,15 +41,17 @@ class WriteBehind:
         self._cond = threading.Condition()
         self._busy = False
         self._idle = False
+        self._flushing = 0
+        """Threads waiting in ``flush``: the writer then commits without gathering."""
         self._stopping = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def submit(self, row: Row) -> None:
-        """Queue a row. The lock is taken only to wake an idle writer: while it commits, rows
-        just join the queue (a ``deque`` append is atomic), which keeps ``submit`` off the
-        lock on the hot path."""
+        """Queue a row. The lock is taken only to wake a writer that has gone idle: while it
+        commits or gathers, rows just join the queue (a ``deque`` append is atomic), so a busy
+        session does not pay for a wake-up per event."""
         if self._error is not None:
             with self._cond:
                 self._raise_if_failed()
@@ -51,8 +63,13 @@ class WriteBehind:
     def flush(self) -> None:
         """Wait until every row submitted so far is committed."""
         with self._cond:
-            while (self._rows or self._busy) and self._error is None:
-                self._cond.wait()
+            self._flushing += 1
+            self._cond.notify_all()  # a writer gathering rows commits them now
+            try:
+                while (self._rows or self._busy) and self._error is None:
+                    self._cond.wait()
+            finally:
+                self._flushing -= 1
             self._raise_if_failed()
 
     def close(self) -> None:
@@ -73,10 +90,13 @@ class WriteBehind:
         rows = self._rows
         while True:
             with self._cond:
-                self._idle = True
-                while not rows and not self._stopping:
-                    self._cond.wait()
-                self._idle = False
+                if not self._stopping and not self._flushing and len(rows) < MAX_BATCH:
+                    self._cond.wait(GATHER)  # rows arriving meanwhile join without a wake-up
+                if not rows and not self._stopping:
+                    self._idle = True
+                    while not rows and not self._stopping:
+                        self._cond.wait()
+                    self._idle = False
                 if not rows:
                     return
                 batch = []

@@ -120,3 +120,41 @@ def test_no_row_is_lost_or_reordered_while_the_writer_commits() -> None:
     writer.flush()
     assert committed[-1] == (9, 9)
     writer.close()
+
+
+def test_a_row_is_committed_within_the_gather_time_without_a_flush() -> None:
+    import time
+
+    committed: list[int] = []
+    writer = WriteBehind(lambda rows: committed.extend(r[0] for r in rows), name="test")
+    time.sleep(0.01)  # the writer has gone idle
+    writer.submit((1,))
+    deadline = time.monotonic() + 5.0
+    while not committed and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert committed == [1]
+    writer.close()
+
+
+def test_flush_and_close_cut_the_gathering_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads flush: they must not wait out the writer's gathering (an hour here)."""
+    import threading
+
+    from emulator.transcripts import writer as module
+
+    monkeypatch.setattr(module, "GATHER", 3600.0)
+    committed: list[int] = []
+    writer = WriteBehind(lambda rows: committed.extend(r[0] for r in rows), name="test")
+    done = threading.Event()
+
+    def use() -> None:
+        for i in range(20):
+            writer.submit((i,))
+            writer.flush()
+        writer.submit((20,))
+        writer.close()
+        done.set()
+
+    threading.Thread(target=use, daemon=True).start()
+    assert done.wait(10.0), "flush or close waited for the gathering"
+    assert committed == list(range(21))
