@@ -276,8 +276,6 @@ def _headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def _json_headers(headers: Mapping[str, str]) -> JSONObject:
-    if type(headers) is dict:  # the session's own: plain str keys already
-        return cast(JSONObject, headers.copy())
     return {str(key): value for key, value in headers.items()}
 
 

@@ -539,6 +539,7 @@ class _Call:
         paced = self.settings.pace > 0
         events = run.events
         index = 0
+        kind: str
         while index < len(events):
             event = events[index]
             index += 1
@@ -552,22 +553,18 @@ class _Call:
                 while index < len(events) and isinstance(events[index], CallerPressed):
                     keys.append(events[index])  # type: ignore[arg-type]
                     index += 1
-                if paced:
-                    await self.advance(keys[-1].at)
-                elif keys[-1].at > self.vtime:  # inline: no coroutine per event in virtual time
-                    self.vtime = keys[-1].at
-                self.record(EventKind.CALLER, _pressed(keys))
-                continue
+                at, kind, payload = keys[-1].at, EventKind.CALLER, _pressed(keys)
+            else:
+                at, kind, payload = event.at, _kind_of(event), event.to_json()
+                payload["summary"] = event.describe()
+                if isinstance(event, ActionCompleted):
+                    payload["kind"] = "action"
+                    payload["start"] = started.pop(event.operation_id, event.at)
             if paced:
-                await self.advance(event.at)
-            elif event.at > self.vtime:
-                self.vtime = event.at
-            payload = event.to_json()
-            payload["summary"] = event.describe()
-            if isinstance(event, ActionCompleted):
-                payload["kind"] = "action"
-                payload["start"] = started.pop(event.operation_id, event.at)
-            self.record(_kind_of(event), payload)
+                await self.advance(at)
+            elif at > self.vtime:  # no coroutine per event in virtual time
+                self.vtime = at
+            self.record(kind, payload)
         await self.advance(run.progress.now)
 
     async def fetch_media(self, workflow: Workflow) -> dict[str, Media]:
