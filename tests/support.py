@@ -9,6 +9,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from aiohttp import web
+
+from emulator.config import ServiceConfig
+from emulator.service import make_app
+from emulator.transcripts.store import TranscriptStore
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
@@ -61,3 +67,33 @@ def load_module(path: Path, name: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses look their module up while being built
     spec.loader.exec_module(module)
     return module
+
+
+class LoopbackServers:
+    """Apps served on real loopback ports for one test, stopped (in reverse order) after it.
+    Test modules add the servers they need (a botemu with their bots, a skill...)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self._runners: list[web.AppRunner] = []
+        self._stores: list[TranscriptStore] = []
+
+    async def serve(self, app: web.Application, port: int) -> str:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        self._runners.append(runner)
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return f"http://127.0.0.1:{port}"
+
+    async def serve_emulator(self, config: ServiceConfig) -> ServiceConfig:
+        """A botemu with ``config``, its transcripts in a store of its own."""
+        store = TranscriptStore(self.tmp_path / f"t-{config.port}.db")
+        self._stores.append(store)
+        await self.serve(make_app(config, store), config.port)
+        return config
+
+    async def close(self) -> None:
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        for store in self._stores:
+            store.close()

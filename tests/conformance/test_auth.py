@@ -28,10 +28,8 @@ from emulator.connector.sender import TokenKind
 from emulator.findings import Finding, Severity
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
-from emulator.service import make_app
-from emulator.transcripts.store import TranscriptStore
 from tests.bots.weak_bots import WeakSettings, make_weak_bot
-from tests.support import free_port, load_module
+from tests.support import LoopbackServers, free_port, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "11111111-2222-3333-4444-555555555555"
@@ -45,20 +43,8 @@ def echo_bot() -> ModuleType:
     return load_module(ROOT / "examples" / "echo_bot.py", "echo_bot_auth")
 
 
-class Servers:
-    """Apps served on real loopback ports for one test, stopped (in reverse order) after it."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp_path = tmp_path
-        self._runners: list[web.AppRunner] = []
-        self._stores: list[TranscriptStore] = []
-
-    async def serve(self, app: web.Application, port: int) -> str:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        self._runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return f"http://127.0.0.1:{port}"
+class Servers(LoopbackServers):
+    """A botemu with the test bot registered, and the bot beside it."""
 
     async def emulator(self, bot_url: str, profile: Profile = Profile.V31) -> ServiceConfig:
         config = ServiceConfig(
@@ -67,10 +53,7 @@ class Servers:
             certs_dir=self.tmp_path / "certs",
             bots=(BotRegistration(APP, PASSWORD, bot_url),),
         )
-        store = TranscriptStore(self.tmp_path / f"t-{config.port}.db")
-        self._stores.append(store)
-        await self.serve(make_app(config, store), config.port)
-        return config
+        return await self.serve_emulator(config)
 
     async def bot(self, make: Callable[[ServiceConfig], web.Application]) -> ServiceConfig:
         """A bot on a free port and a botemu with it registered (the bot knows the botemu's
@@ -79,12 +62,6 @@ class Servers:
         config = await self.emulator(f"http://127.0.0.1:{bot_port}/api/messages")
         await self.serve(make(config), bot_port)
         return config
-
-    async def close(self) -> None:
-        for runner in reversed(self._runners):
-            await runner.cleanup()
-        for store in self._stores:
-            store.close()
 
 
 @pytest.fixture

@@ -28,10 +28,8 @@ from emulator.config import BotRegistration, ServiceConfig
 from emulator.findings import Finding, Severity
 from emulator.manifest.check import DEFAULT_CONSUMER, RULES
 from emulator.manifest.check_cli import add_check_parser
-from emulator.service import make_app
-from emulator.transcripts.store import TranscriptStore
 from tests.bots.broken_skill import make_broken_skill, skill
-from tests.support import free_port
+from tests.support import LoopbackServers, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "examples" / "skill" / "manifest.json"
@@ -57,27 +55,12 @@ def manifest_at(url: str) -> dict[str, Any]:
     return document
 
 
-class Servers:
-    """Apps served on real loopback ports for one test, stopped (in reverse order) after it."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp_path = tmp_path
-        self._runners: list[web.AppRunner] = []
-        self._stores: list[TranscriptStore] = []
-
-    async def serve(self, app: web.Application, port: int) -> str:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        self._runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return f"http://127.0.0.1:{port}"
+class Servers(LoopbackServers):
+    """A botemu with the skill registered, and the skill beside it."""
 
     async def emulator(self, *bots: BotRegistration) -> ServiceConfig:
         config = ServiceConfig(port=free_port(), certs_dir=self.tmp_path / "certs", bots=bots)
-        store = TranscriptStore(self.tmp_path / f"t-{config.port}.db")
-        self._stores.append(store)
-        await self.serve(make_app(config, store), config.port)
-        return config
+        return await self.serve_emulator(config)
 
     async def skill(
         self, make: Callable[[ServiceConfig], web.Application] | None = None
@@ -89,12 +72,6 @@ class Servers:
         config = await self.emulator(BotRegistration(SKILL, PASSWORD, url))
         await self.serve((make or (lambda c: skill.make_app(settings(c))))(config), port)
         return config, url
-
-    async def close(self) -> None:
-        for runner in reversed(self._runners):
-            await runner.cleanup()
-        for store in self._stores:
-            store.close()
 
 
 @pytest.fixture
