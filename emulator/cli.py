@@ -19,6 +19,7 @@ from emulator.calling.exchange_rules import EXCHANGE_RULES
 from emulator.calling.rules import RULES, RuleContext, validate_workflow
 from emulator.calling.wire import loads
 from emulator.conformance.auth import RULES as AUTH_RULES
+from emulator.conformance.auth_calling import RULES as AUTH_CALLING_RULES
 from emulator.conformance.tls import RULES as TLS_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
@@ -227,6 +228,7 @@ REGISTRIES: tuple[RuleRegistry, ...] = (
     EXCHANGE_RULES,
     TLS_RULES,
     AUTH_RULES,
+    AUTH_CALLING_RULES,
     MANIFEST_RULES,
     SKILL_CHECK_RULES,
     EXPECTATION_RULES,

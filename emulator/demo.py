@@ -15,7 +15,7 @@ with the commands that reach them printed, until Ctrl-C (SIGINT or SIGTERM).
 
 The servers run on one event loop in a background thread (``DemoServers``); the scenarios run
 on the caller's thread, as ``botemu test`` runs them. ``<dir>`` (``.botemu/demo``) holds the
-certificates, botemu's signing keys (``signing-keys/``), the IVR bot's voicemail and the bots'
+certificates with botemu's signing keys (``certs/signing-keys/``), the IVR bot's voicemail and the bots'
 log (``bots.log``: their warnings would cut into the report); transcripts go to the usual
 database (``$BOTEMU_DB``, else ``.botemu/transcripts.db``).
 
@@ -61,7 +61,7 @@ from emulator.transcripts.store import TranscriptStore, default_db
 DEFAULT_DIR = Path(".botemu") / "demo"
 SUITES = ("examples", "conformance")
 """The bundled scenario directories under ``scenarios/``, in the order they run."""
-BOT_FILES = ("ivr_bot.py", "echo_bot.py")
+BOT_FILES = ("ivr_bot.py", "echo_bot.py", "bot_auth.py")
 DEFAULT_JOBS = 4
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -212,9 +212,11 @@ class DemoServers:
             certs=certs.dir,
             log=self.directory / BOT_LOG,
         )
+        # One bot registration with both channels, as the platform registers a bot: the echo
+        # bot answers its messages, the IVR bot its calls (and checks the calling Bearer token).
         registration = BotRegistration(endpoints.app_id, endpoints.app_password,
-                                       endpoints.echo_bot, name=ECHO_NAME)  # fmt: skip
-        config = ServiceConfig(port=emulator_port, bots=(registration,), certs_dir=self.directory)
+                                       endpoints.echo_bot, endpoints.ivr_bot, name=ECHO_NAME)  # fmt: skip
+        config = ServiceConfig(port=emulator_port, bots=(registration,), certs_dir=certs.dir)
         p = config.placeholders()
         settings = echo.Settings(
             app_id=endpoints.app_id, app_password=endpoints.app_password,
@@ -223,12 +225,15 @@ class DemoServers:
             idp_openid_url=p.idp_openid_url, emulator_issuer=p.emulator_issuer,
             profile=config.profile.value, legacy_audience=p.legacy_audience,
         )  # fmt: skip
+        ivr_tokens = ivr.TokenSettings(endpoints.app_id, p.openid_metadata_url, p.connector_issuer)
         platform = common_name(certs.client_cert) or PLATFORM_CN
         voicemail = self.directory / "voicemail"
         apps = [
             _App(lambda store: make_app(config, store)),
             _App(
-                lambda store: ivr.make_app(voicemail_dir=voicemail, platform_cn=platform),
+                lambda store: ivr.make_app(
+                    voicemail_dir=voicemail, platform_cn=platform, tokens=ivr_tokens
+                ),
                 ivr.tls_context(certs.dir),
             ),
             _App(lambda store: echo.make_app(settings)),
@@ -518,7 +523,7 @@ def serving_hint(endpoints: Endpoints, suites: Sequence[Path]) -> str:
     paths = " ".join(_quote(p) for p in suites)
     return (
         "Serving until Ctrl-C. From another terminal in this directory:\n"
-        f"  botemu call --bot {endpoints.ivr_bot} --certs {certs} --caller 'press 1; hangup'\n"
+        f"  botemu call --bot {endpoints.ivr_bot} --certs {certs}{emulator} --caller 'press 1; hangup'\n"
         f"  botemu chat --bot {endpoints.echo_bot}{emulator}\n"
         f"  botemu test {paths} --bot {endpoints.ivr_bot} --certs {certs} "
         f"--messaging-bot {endpoints.echo_bot} --app-id {endpoints.app_id} "

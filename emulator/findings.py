@@ -41,7 +41,9 @@ class Finding:
     """One result of a check.
 
     ``where`` is a JSONPath-like location in the checked document (``$.actions[0].operationId``).
-    ``evidence`` is the offending value, shown as text, when that helps.
+    ``evidence`` is the offending value, shown as text, when that helps. ``count`` is how many
+    times it was found: a call folds the repeats of a warning at one place into its first
+    finding (docs/calling-http.md, "Repeated warnings"); 1 otherwise, and then not written.
     """
 
     rule: str
@@ -49,9 +51,10 @@ class Finding:
     where: str
     message: str
     evidence: str | None = None
+    count: int = 1
 
-    def to_json(self) -> dict[str, str]:
-        out = {
+    def to_json(self) -> dict[str, str | int]:
+        out: dict[str, str | int] = {
             "rule": self.rule,
             "severity": self.severity.value,
             "where": self.where,
@@ -59,24 +62,32 @@ class Finding:
         }
         if self.evidence is not None:
             out["evidence"] = self.evidence
+        if self.count != 1:
+            out["count"] = self.count
         return out
 
     def __str__(self) -> str:
-        return f"{self.severity.value}: {self.where}: {self.message} [{self.rule}]"
+        times = f" ({self.count} times)" if self.count != 1 else ""
+        return f"{self.severity.value}: {self.where}: {self.message} [{self.rule}]{times}"
 
     @classmethod
     def from_json(cls, item: object) -> Finding:
-        """A finding as ``to_json`` wrote it; ValueError when it is not one."""
+        """A finding as ``to_json`` wrote it; ValueError when it is not one. ``count`` is
+        optional (1 when absent, as everything written before it existed)."""
         if not isinstance(item, dict):
             raise ValueError("a finding is a JSON object")
         try:
             evidence = item.get("evidence")
+            count = item.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise ValueError(f"a finding's count is a positive integer, not {count!r}")
             return cls(
                 str(item["rule"]),
                 Severity(item["severity"]),
                 str(item["where"]),
                 str(item["message"]),
                 None if evidence is None else str(evidence),
+                count,
             )
         except KeyError as e:
             raise ValueError(f"a finding has no {e.args[0]!r}") from None

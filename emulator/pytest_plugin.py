@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from emulator.calling.caller import CallerScript
     from emulator.calling.events import EndReason
     from emulator.calling.model import OperationOutcome
+    from emulator.calling.tokens import LocalTokens
+    from emulator.identity.bearer import BotTokens
     from emulator.scenario.reports import ScenarioResultLike
     from emulator.transcripts.store import StoredEvent, TranscriptStore
 
@@ -151,6 +153,7 @@ class BotemuServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
+        self._bot_tokens: BotTokens | None = None
 
     @property
     def url(self) -> str:
@@ -181,6 +184,30 @@ class BotemuServer:
     def register(self, bot: BotRegistration) -> None:
         """Register (or re-register) a bot with the running emulator."""
         self.config.live[bot.app_id] = bot
+
+    def calling_app_id(self, bot_url: str) -> str | None:
+        """The app id of the bot registered with ``bot_url`` as its calling endpoint, or of the
+        only registered bot; None when neither is."""
+        bots = list(({b.app_id: b for b in self.config.bots} | self.config.live).values())
+        for bot in bots:
+            if bot.calling_endpoint is not None and bot.calling_endpoint.rstrip(
+                "/"
+            ) == bot_url.rstrip("/"):
+                return bot.app_id
+        return bots[0].app_id if len(bots) == 1 else None
+
+    def calling_tokens(self, app_id: str) -> LocalTokens:
+        """The Bearer tokens of calls to the bot ``app_id``, signed with this emulator's keys
+        under its issuer."""
+        from emulator.calling.tokens import LocalTokens
+        from emulator.identity.bearer import BotTokens
+        from emulator.identity.keys import KeyStore
+
+        if self._bot_tokens is None:
+            keys = KeyStore(self.config.certs_dir, grace_seconds=self.config.key_grace_seconds)
+            self._bot_tokens = BotTokens(keys, self.placeholders, self.config.profile,
+                                         lifetime=self.config.token_lifetime_seconds)  # fmt: skip
+        return LocalTokens(self._bot_tokens, app_id)
 
     def start(self) -> None:
         from emulator.transcripts.store import TranscriptStore
@@ -308,16 +335,27 @@ class Botemu:
         steps (``["press 1", "hangup"]``) or of scenario-file items (``[{"press": "1"}]``), or a
         ``CallerScript``. ``seed`` reproduces the caller's identity and audio. ``options`` are
         fields of ``emulator.calling.session.CallSettings``: ``app_id``, ``max_workflows``,
-        ``ssl_context`` (for an https bot), ``retry``, ``allow_http``, ``pace``, ..."""
+        ``ssl_context`` (for an https bot), ``retry``, ``allow_http``, ``pace``, ``wire``, ...
+
+        Every request carries a Bearer token signed by this emulator for ``app_id`` (default: the
+        bot registered with ``bot_url`` as its calling endpoint, or the only registered bot); a
+        bot checks it against ``botemu.placeholders.openid_metadata_url``. ``no_token=True``
+        sends none."""
         from emulator.calling.session import CallSettings, place_call
 
+        no_token = bool(options.pop("no_token", False))
         known = {f.name for f in fields(CallSettings)} - {"bot_url", "caller", "seed"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise TypeError(
-                f"unknown call option {unknown[0]!r} (known: {', '.join(sorted(known))})"
+                f"unknown call option {unknown[0]!r} (known: no_token, {', '.join(sorted(known))})"
             )
         options.setdefault("platform_url", f"{self.url}/_botemu")
+        if not no_token and options.get("tokens") is None:
+            app_id = options.get("app_id") or self.server.calling_app_id(bot_url)
+            if app_id is not None:
+                options["app_id"] = app_id
+                options["tokens"] = self.server.calling_tokens(app_id)
         settings = CallSettings(bot_url=bot_url, caller=caller_script(caller), seed=seed, **options)
         report = await place_call(settings, self.store)
         return read_call(self.store, report.call_id, report.chain_id, report.end_reason,

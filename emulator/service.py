@@ -12,12 +12,15 @@ API under ``/_botemu/``:
                                                     for the grace period
 ``POST /_botemu/reset``                             forget every conversation
 ``POST /_botemu/token``  ``{"app_id"}``             a token as the token endpoint issues it
+``POST /_botemu/calling/token``  ``{"app_id"}``     the Bearer token of calling requests to a bot
+                                                    (``{"token", "expires_in", "app_id"}``)
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
 ``"conversation_id"?, "activity"?}``                with conversationUpdate the first time); with
                                                     ``activity``, any activity (event, invoke, ...)
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
-``POST /_botemu/probe/auth``  ``{"bot", "app_id"}``  the auth conformance probe, run with the
-                                                    emulator's own keys (docs/probe-auth.md)
+``POST /_botemu/probe/auth``  ``{"bot", "app_id",``  the auth conformance probe, run with the
+``"calling"?}``                                     emulator's own keys; with ``calling``, on the
+                                                    calling path (docs/probe-auth.md)
 ``POST /_botemu/manifest/check``  ``{"manifest",``  a skill manifest checked against the running
 ``"endpoint"?, "consumer"?, "seed"?, "wait"?}``     skill (docs/manifest-check.md)
 ==================================================  ============================================
@@ -34,6 +37,7 @@ import aiohttp
 from aiohttp import web
 
 from emulator import __version__
+from emulator.calling.tokens import MAX_APP_ID
 from emulator.config import BotRegistration, Profile, ServiceConfig
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
@@ -53,6 +57,7 @@ from emulator.manifest.check import (
     check_skill,
     pick_endpoint,
 )
+from emulator.pki_routes import pki_routes
 from emulator.transcripts.store import TranscriptError, TranscriptStore
 
 CONTROL = "/_botemu"
@@ -148,6 +153,7 @@ def make_app(
     app.add_routes(identity_routes(identity))
     setup_connector(app, connector, verifier, store=store)
     app.add_routes(control_routes())
+    app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
     setup_logview(app, store)  # the log view: GET / and /_logview/
     app.cleanup_ctx.append(_http_client)
     return app
@@ -168,6 +174,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/keys/rotate", _rotate),
         web.post(f"{CONTROL}/reset", _reset),
         web.post(f"{CONTROL}/token", _token),
+        web.post(f"{CONTROL}/calling/token", _calling_token),
         web.post(f"{CONTROL}/chat", _chat),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
         web.post(f"{CONTROL}/probe/auth", _probe_auth),
@@ -180,8 +187,10 @@ def config_document(config: ServiceConfig) -> JSONObject:
     the active profile, plus the registered bots."""
     out: JSONObject = dict(config.placeholders().to_json())
     out["bots"] = [
-        {"app_id": b.app_id, "endpoint": b.endpoint, "name": b.name} for b in config.bots
-    ]
+        {"app_id": b.app_id, "endpoint": b.endpoint, "calling_endpoint": b.calling_endpoint,
+         "name": b.name}
+        for b in config.bots
+    ]  # fmt: skip
     return out
 
 
@@ -236,6 +245,19 @@ async def _token(request: web.Request) -> web.Response:
     )
 
 
+async def _calling_token(request: web.Request) -> web.Response:
+    """The Bearer token the calling platform sends to the bot ``app_id`` (registered or not):
+    a connector-path token for the bot's audience, cached until five minutes before expiry."""
+    emulator = request.app[EMULATOR]
+    app_id = _string(await _body(request), "app_id")
+    assert app_id is not None
+    if len(app_id) > MAX_APP_ID:
+        raise web.HTTPBadRequest(text=f"app_id is over {MAX_APP_ID} characters")
+    token, expires = emulator.tokens.calling(app_id)
+    expires_in = max(0, int(expires - emulator.clock()))
+    return web.json_response({"token": token, "expires_in": expires_in, "app_id": app_id})
+
+
 async def _chat(request: web.Request) -> web.Response:
     emulator = request.app[EMULATOR]
     body = await _body(request)
@@ -280,17 +302,49 @@ async def _activities(request: web.Request) -> web.Response:
 
 
 async def _probe_auth(request: web.Request) -> web.Response:
-    """``POST /_botemu/probe/auth`` ``{"bot"?, "app_id"?, "timeout"?}``: run the auth probe
-    (``emulator.conformance.auth``) with this botemu's keys, placeholders, profile and clock;
-    ``{"bot", "app_id", "conversation_id", "findings"}``. The bot must be registered (its replies
-    authenticate at the connector): without ``app_id``, the bot registered at ``bot``; without
-    ``bot``, the endpoint of ``app_id``. 400 bad input, 404 no such bot, 502 bot unreachable."""
+    """``POST /_botemu/probe/auth`` ``{"bot"?, "app_id"?, "timeout"?, "calling"?}``: run the
+    auth probe (``emulator.conformance.auth``) with this botemu's keys, placeholders, profile and
+    clock; ``{"bot", "app_id", "conversation_id", "findings"}``. The bot must be registered (its
+    replies authenticate at the connector): without ``app_id``, the bot registered at ``bot``;
+    without ``bot``, the endpoint of ``app_id``. With ``"calling": true``, the calling probe
+    (``auth_calling``; also ``"certs"?``, ``"ca"?``: the client certificate for an https bot,
+    default this botemu's certs directory): any app id, or the bot registered with ``bot`` as
+    its calling endpoint, or the only one; ``{"bot", "app_id", "calling", "call_id",
+    "findings"}``. 400 bad input, 404 no such bot, 502 bot unreachable."""
     emulator = request.app[EMULATOR]
     body = await _body(request)
     app_id, url = _string(body, "app_id", required=False), _string(body, "bot", required=False)
     timeout = body.get("timeout", 10.0)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
         raise web.HTTPBadRequest(text="timeout is a number of seconds, more than 0, at most 3600")
+    if not isinstance(body.get("calling", False), bool):
+        raise web.HTTPBadRequest(text="calling is true or false")
+    assert emulator.sender is not None
+    if body.get("calling"):
+        from pathlib import Path
+
+        from emulator.conformance import auth_calling as calling
+        from emulator.errors import BotemuError
+
+        certs, ca = _string(body, "certs", required=False), _string(body, "ca", required=False)
+        try:
+            app_id, url = calling.pick_bot(emulator.config.bots, app_id, url)
+            ssl = calling.client_ssl(url, Path(certs or emulator.config.certs_dir),
+                                     Path(ca) if ca else None)  # fmt: skip
+        except calling.NoCallingBot as e:
+            raise web.HTTPNotFound(text=str(e)) from None
+        except BotemuError as e:
+            raise web.HTTPBadRequest(text=str(e)) from None
+        factory = TokenFactory(emulator.identity.keys, emulator.tokens.placeholders,
+                               emulator.config.profile, app_id, clock=emulator.clock)  # fmt: skip
+        try:
+            call_id, findings = await calling.probe_recorded(
+                emulator.store, url, factory, http=emulator.sender.http, timeout=timeout, ssl=ssl
+            )
+        except ProbeError as e:
+            raise web.HTTPBadGateway(text=str(e)) from None
+        return web.json_response({"bot": url, "app_id": app_id, "calling": True,
+                                  "call_id": call_id, "findings": [f.to_json() for f in findings]})  # fmt: skip
     if app_id is not None:
         bot = emulator.config.bot(app_id)
     elif url is not None:
@@ -322,7 +376,6 @@ async def _probe_auth(request: web.Request) -> web.Response:
 
     factory = TokenFactory(emulator.identity.keys, emulator.tokens.placeholders,
                            emulator.config.profile, bot.app_id, clock=emulator.clock)  # fmt: skip
-    assert emulator.sender is not None
     try:
         findings = await probe_auth(url, factory, http=emulator.sender.http, timeout=timeout,
                                     on_finding=note, stage=stage)  # fmt: skip

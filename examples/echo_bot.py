@@ -14,8 +14,9 @@ connector, with its own client-credentials token. When a member joins it sends a
 How it is built, so each part can be read (and tested) on its own:
 
 - ``Settings``: the platform's constants, from the command line and the environment.
-- ``KeySource``: one issuer's OpenID metadata and signing keys, cached.
-- ``TokenValidator``: decides whether an incoming request is authenticated. It takes a fetch
+- ``KeySource`` and ``TokenValidator`` (in ``bot_auth.py``, shared with the IVR bot): one
+  issuer's OpenID metadata and signing keys, cached; and whether an incoming request is
+  authenticated (``token_validator`` sets up both paths). The validator takes a fetch
   function and a clock, so it is tested without a network and without waiting.
 - ``ConnectorClient``: gets the bot's access token, caches it, and posts replies to the connector.
   It sends the token to no one else.
@@ -29,45 +30,47 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
-import jwt
 from aiohttp import web
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # bot_auth.py lives beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bot_auth import (
+    EMULATOR_PATH,
+    AuthError,
+    Clock,
+    FetchJson,
+    KeySource,
+    TokenPath,
+    TokenValidator,
+    describe,
+    is_number,
+    is_secure_url,
+)
 
 log = logging.getLogger("echo_bot")
 
 JsonObject = dict[str, Any]
-Clock = Callable[[], float]
-"""Seconds since the epoch. JWT times (``exp``, ``nbf``) are epoch seconds, so this is wall time."""
-FetchJson = Callable[[str], Awaitable[object]]
-"""GET a URL and return its JSON body; raises on any failure."""
 
 MESSAGES_PATH = "/api/messages"
 DEFAULT_PORT = 3978  # the port bot samples traditionally use
 MAX_BODY_BYTES = 1024 * 1024  # an activity is a few kB; 1 MiB is generous
 
-ALGORITHM = "RS256"  # the only signature algorithm accepted (spec; field notes)
-CLOCK_SKEW = 5 * 60  # spec, Limits: 5 minutes either side of exp and nbf
-KEY_CACHE_SECONDS = 5 * 24 * 3600  # spec, Limits: signing keys may be cached for 5 days
-METADATA_CACHE_SECONDS = 24 * 3600  # field notes: the SDK caches OpenID metadata for a day
-UNKNOWN_KID_REFETCH_SECONDS = 3600  # field notes: refetch on an unknown kid at most once an hour
 TOKEN_REFRESH_MARGIN = 5 * 60  # get a new access token 5 minutes before the old one expires
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 PROFILES = ("v3.0", "v3.1")  # spec, Versioning: only the constants differ
-CONNECTOR_PATH = "connector"
-EMULATOR_PATH = "emulator"
 
 
 # --- Errors ------------------------------------------------------------------------------------
@@ -75,10 +78,11 @@ EMULATOR_PATH = "emulator"
 # EchoBotError
 # ├── ConfigError          bad settings: the bot does not start (exit code 2)
 # ├── BadRequest           the body cannot be read: 400, or 413 when too large
-# ├── AuthError            the request is not authenticated: 403, nothing else is done
-# ├── KeyFetchError        the OpenID metadata or the keys could not be fetched: 403
 # ├── UntrustedServiceUrl  the activity's serviceUrl is not on the allow-list: no reply is sent
 # └── ConnectorError       the reply could not be sent (token endpoint or connector): 502
+#
+# bot_auth.AuthError       the request is not authenticated: 403, nothing else is done (a key
+#                          document that cannot be fetched is one too: the token cannot be checked)
 
 
 class EchoBotError(Exception):
@@ -95,10 +99,6 @@ class BadRequest(EchoBotError):
         self.status = status
 
 
-class AuthError(EchoBotError):
-    pass
-
-
 class UntrustedServiceUrl(EchoBotError):
     def __init__(self, service_url: object) -> None:
         super().__init__(f"serviceUrl {service_url!r} is not trusted")
@@ -109,30 +109,7 @@ class ConnectorError(EchoBotError):
     pass
 
 
-class KeyFetchError(EchoBotError):
-    pass
-
-
 # --- Settings ------------------------------------------------------------------------------------
-
-
-def is_secure_url(url: str) -> bool:
-    """https, or plain http to this machine (a local emulator).
-
-    The spec (Transport) wants TLS everywhere. The client secret, the access token and the signing
-    keys all travel over these URLs, so the bot refuses plain http to any other host.
-    """
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return bool(parts.hostname)
-    if parts.scheme != "http" or not parts.hostname:
-        return False
-    if parts.hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        return False
 
 
 def origin(url: object) -> tuple[str, str, int] | None:
@@ -260,268 +237,26 @@ def parse_command_line(
     return settings, args.host, args.port
 
 
-# --- Signing keys --------------------------------------------------------------------------------
+# --- Validating incoming tokens (bot_auth.py) ----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SigningKey:
-    kid: str
-    public_key: RSAPublicKey
-    endorsements: frozenset[str] | None
-    """Channel ids this key may sign for (field notes); None when the key carries no list."""
-
-
-def signing_key(jwk: object) -> SigningKey | None:
-    """One usable RS256 public key of a JWK document (RFC 7517), or None to skip it."""
-    if not isinstance(jwk, dict) or jwk.get("kty") != "RSA":
-        return None
-    if jwk.get("use", "sig") != "sig" or jwk.get("alg", ALGORITHM) != ALGORITHM:
-        return None
-    kid = jwk.get("kid")
-    endorsements = jwk.get("endorsements")
-    if not isinstance(kid, str):
-        return None
-    if endorsements is not None and not (
-        isinstance(endorsements, list) and all(isinstance(e, str) for e in endorsements)
-    ):
-        return None  # an unreadable restriction must not become "no restriction"
-    try:
-        key = jwt.PyJWK(jwk, algorithm=ALGORITHM).key
-    except jwt.PyJWTError:
-        return None
-    if not isinstance(key, RSAPublicKey):  # a JWK with private parts has no place here
-        return None
-    return SigningKey(kid, key, None if endorsements is None else frozenset(endorsements))
-
-
-class KeySource:
-    """The signing keys of one issuer, found through its OpenID metadata (spec, Connector to bot 2-3).
-
-    Keys are kept for 5 days and the metadata for a day. A ``kid`` that is not in the set makes
-    the bot fetch both again, at most once an hour, so a key rotation is picked up quickly and a
-    stream of forged ``kid`` values cannot make the bot hammer the identity service.
-    """
-
-    def __init__(self, metadata_url: str, fetch_json: FetchJson, clock: Clock) -> None:
-        self.metadata_url = metadata_url
-        self._fetch = fetch_json
-        self._clock = clock
-        self._lock = asyncio.Lock()  # concurrent requests share one fetch
-        self._jwks_uri: str | None = None
-        self._metadata_at = 0.0
-        self._keys: dict[str, SigningKey] = {}
-        self._keys_at: float | None = None
-        self._unknown_kid_refetch_at: float | None = None
-
-    async def get(self, kid: str) -> SigningKey | None:
-        async with self._lock:
-            now = self._clock()
-            if self._keys_at is None or now - self._keys_at >= KEY_CACHE_SECONDS:
-                await self._load(now, refresh_metadata=False)
-            elif kid not in self._keys and (
-                self._unknown_kid_refetch_at is None
-                or now - self._unknown_kid_refetch_at >= UNKNOWN_KID_REFETCH_SECONDS
-            ):
-                log.info("kid %r is unknown: fetching the keys of %s again", kid, self.metadata_url)
-                self._unknown_kid_refetch_at = now
-                await self._load(now, refresh_metadata=True)
-            return self._keys.get(kid)
-
-    async def _load(self, now: float, *, refresh_metadata: bool) -> None:
-        if (
-            refresh_metadata
-            or self._jwks_uri is None
-            or now - self._metadata_at >= METADATA_CACHE_SECONDS
-        ):
-            metadata = await self._get_json(self.metadata_url)
-            jwks_uri = metadata.get("jwks_uri")
-            if not isinstance(jwks_uri, str) or not is_secure_url(jwks_uri):
-                raise KeyFetchError(f"{self.metadata_url}: no usable jwks_uri ({jwks_uri!r})")
-            self._jwks_uri, self._metadata_at = jwks_uri, now
-        document = await self._get_json(self._jwks_uri)
-        entries = document.get("keys")
-        if not isinstance(entries, list):
-            raise KeyFetchError(f"{self._jwks_uri}: no 'keys' list")
-        keys = [k for k in map(signing_key, entries) if k is not None]
-        self._keys, self._keys_at = {k.kid: k for k in keys}, now
-        log.info("loaded %d signing keys from %s", len(keys), self._jwks_uri)
-
-    async def _get_json(self, url: str) -> JsonObject:
-        try:
-            document = await self._fetch(url)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            raise KeyFetchError(f"GET {url} failed: {describe(exc)}") from exc
-        if not isinstance(document, dict):
-            raise KeyFetchError(f"GET {url}: not a JSON object")
-        return document
-
-
-# --- Validating incoming tokens ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TokenPath:
-    """One way a token may reach the bot: who issues it, for whom, where its keys are."""
-
-    name: str
-    issuer: str
-    audience: str
-    keys: KeySource
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who sent a request that passed validation."""
-
-    path: str  # CONNECTOR_PATH or EMULATOR_PATH
-    claims: Mapping[str, object]
-
-
-class TokenValidator:
-    """Decides whether a request to the bot is authenticated. Every failure raises ``AuthError``.
-
-    There is deliberately no option to turn any of it off (spec, Connector to bot 6).
-    """
-
-    def __init__(self, settings: Settings, fetch_json: FetchJson, clock: Clock = time.time) -> None:
-        self.app_id = settings.app_id
-        self._clock = clock
-        self._paths = {
-            path.issuer: path
-            for path in (
-                TokenPath(
-                    CONNECTOR_PATH,
-                    settings.connector_issuer,
-                    settings.app_id,
-                    KeySource(settings.openid_metadata_url, fetch_json, clock),
-                ),
-                TokenPath(
-                    EMULATOR_PATH,
-                    settings.emulator_issuer,
-                    settings.emulator_audience,
-                    KeySource(settings.idp_openid_url, fetch_json, clock),
-                ),
-            )
-        }
-
-    async def authenticate(
-        self, authorization: str | None, activity: Mapping[str, object]
-    ) -> Caller:
-        """Check the Authorization header of a request that carries ``activity``.
-
-        Connector path (spec rules 1-6): Bearer scheme; a JWT; ``iss`` is the connector issuer;
-        ``aud`` is the bot's app id; not expired (5 minutes' skew); RS256 signature by a key in
-        the connector's key document.
-        Emulator path (rules 1-7): the same with the emulator issuer and its own keys, the
-        profile's audience, and the bot's app id in ``appid`` (``ver`` 1.0) or ``azp`` (2.0).
-        Both paths (field notes): a key with ``endorsements`` must list the activity's
-        ``channelId``, and a ``serviceurl`` claim must equal the activity's ``serviceUrl``.
-        """
-        token = bearer_token(authorization)  # rule 1
-        try:
-            header = jwt.get_unverified_header(token)  # rule 2: three base64url JSON parts
-            # Only to choose which issuer's keys to check against: every claim is verified below.
-            unverified_issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
-        except jwt.PyJWTError as exc:
-            raise AuthError(f"not a JWT: {exc}") from exc
-        # RS256 only. PyJWT refuses any other alg too, because it is given algorithms=[RS256] and
-        # an RSA public key object: "none", and HS256 signed with the public key, both fail.
-        if header.get("alg") != ALGORITHM:
-            raise AuthError(f"alg {header.get('alg')!r} is not accepted, only {ALGORITHM}")
-        kid = header.get("kid")
-        if not isinstance(kid, str):
-            raise AuthError("the token header has no kid")
-        path = self._paths.get(unverified_issuer) if isinstance(unverified_issuer, str) else None
-        if path is None:  # rule 3
-            raise AuthError(f"issuer {unverified_issuer!r} is not accepted")
-        try:
-            key = await path.keys.get(kid)
-        except KeyFetchError as exc:  # cannot check the signature, so cannot accept the token
-            log.error("cannot fetch the %s signing keys: %s", path.name, exc)
-            raise AuthError(f"the {path.name} signing keys are unavailable") from exc
-        if key is None:  # rule 6: the key must be in the key document
-            raise AuthError(f"kid {kid!r} is not in the {path.name} key set")
-        try:
-            claims = jwt.decode(
-                token,
-                key.public_key,
-                algorithms=[ALGORITHM],
-                issuer=path.issuer,  # rule 3
-                audience=path.audience,  # rule 4
-                options={
-                    "require": ["iss", "aud", "exp"],
-                    "strict_aud": True,  # aud must *equal* the audience, not be a list holding it
-                    "enforce_minimum_key_length": True,
-                    # exp and nbf are checked below, against the injected clock (PyJWT reads
-                    # the system clock). iat is not a rule of the spec.
-                    "verify_exp": False,
-                    "verify_nbf": False,
-                    "verify_iat": False,
-                },
-            )
-        except jwt.PyJWTError as exc:
-            # For example "InvalidAudienceError: Audience doesn't match (strict)".
-            raise AuthError(f"{type(exc).__name__}: {exc}") from exc
-        self._check_lifetime(claims)  # rule 5
-        if path.name == EMULATOR_PATH:
-            self._check_emulator_app_id(claims)  # emulator rule 5
-        check_endorsements(key, activity.get("channelId"))
-        service_url = claims.get("serviceurl")
-        if service_url is not None and service_url != activity.get("serviceUrl"):
-            # Exactly equal, as the SDK does: a trailing slash is a mismatch (field notes).
-            raise AuthError(
-                f"serviceurl claim {service_url!r} is not the activity's serviceUrl "
-                f"{activity.get('serviceUrl')!r}"
-            )
-        return Caller(path.name, claims)
-
-    def _check_lifetime(self, claims: Mapping[str, object]) -> None:
-        now = self._clock()
-        exp, nbf = claims.get("exp"), claims.get("nbf")
-        if not _is_number(exp):
-            raise AuthError("exp is not a number")
-        if exp + CLOCK_SKEW <= now:
-            raise AuthError("the token has expired")
-        if nbf is not None:
-            if not _is_number(nbf):
-                raise AuthError("nbf is not a number")
-            if nbf - CLOCK_SKEW > now:
-                raise AuthError("the token is not valid yet (nbf)")
-
-    def _check_emulator_app_id(self, claims: Mapping[str, object]) -> None:
-        # ver "1.0" puts the app id in appid, "2.0" in azp (field notes). A token without ver is
-        # read as 1.0: the spec's rule 5 names appid.
-        version = claims.get("ver", "1.0")
-        if version == "1.0":
-            claim = "appid"
-        elif version == "2.0":
-            claim = "azp"
-        else:
-            raise AuthError(f"unknown emulator token version {version!r}")
-        if claims.get(claim) != self.app_id:
-            raise AuthError(f"the {claim} claim is not this bot's app id")
-
-
-def bearer_token(authorization: str | None) -> str:
-    """The token of ``Authorization: Bearer <token>`` (the scheme name is case-insensitive)."""
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise AuthError("no Bearer token in the Authorization header")
-    return token.strip()
-
-
-def check_endorsements(key: SigningKey, channel_id: object) -> None:
-    if key.endorsements is not None and channel_id not in key.endorsements:
-        raise AuthError(f"key {key.kid!r} is not endorsed for channel {channel_id!r}")
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line description of a network error (a bare TimeoutError has no message)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def token_validator(
+    settings: Settings, fetch_json: FetchJson, clock: Clock = time.time
+) -> TokenValidator:
+    """The bot accepts tokens on both paths (spec, Authentication): the connector's, checked
+    against the connector's OpenID metadata, and the local test emulator's, checked against the
+    identity provider's, with the profile's audience and the app id in ``appid``/``azp``.
+    There is deliberately no option to turn any of it off (spec, Connector to bot 6)."""
+    return TokenValidator(
+        settings.app_id,
+        [
+            TokenPath("connector", settings.connector_issuer, settings.app_id,
+                      KeySource(settings.openid_metadata_url, fetch_json, clock)),
+            TokenPath(EMULATOR_PATH, settings.emulator_issuer, settings.emulator_audience,
+                      KeySource(settings.idp_openid_url, fetch_json, clock), app_id_claim=True),
+        ],
+        clock,
+    )  # fmt: skip
 
 
 # --- Replying through the connector --------------------------------------------------------------
@@ -615,7 +350,7 @@ class ConnectorClient:
         value, lifetime = doc.get("access_token"), doc.get("expires_in")
         if isinstance(lifetime, str) and lifetime.isdigit():  # some identity providers send "3599"
             lifetime = int(lifetime)
-        if not isinstance(value, str) or not value or not _is_number(lifetime):
+        if not isinstance(value, str) or not value or not is_number(lifetime):
             raise ConnectorError("the token response has no access_token or expires_in")
         if str(doc.get("token_type", "")).lower() != "bearer":
             raise ConnectorError(f"token_type is {doc.get('token_type')!r}, not Bearer")
@@ -769,7 +504,7 @@ def make_app(
                 return await response.json(content_type=None)  # any Content-Type
 
         app[HANDLER] = MessageHandler(
-            TokenValidator(settings, fetch_json, clock), ConnectorClient(settings, session, clock)
+            token_validator(settings, fetch_json, clock), ConnectorClient(settings, session, clock)
         )
         yield
         if http is None:

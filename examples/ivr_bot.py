@@ -5,6 +5,7 @@ Run it::
 
     python examples/ivr_bot.py --port 8080                  # plain http, for local work
     python examples/ivr_bot.py --port 8443 --tls certs/     # https, platform client certificate required
+    python examples/ivr_bot.py --port 8080 --app-id ID      # and the platform's Bearer token too
 
 The platform POSTs a Conversation when a call arrives, and a ConversationResult after each
 Workflow the bot returns. This bot serves both on one URL, ``POST /api/calls``, and tells them apart
@@ -23,9 +24,11 @@ The code has three layers, so each can be read (and tested) on its own:
 - ``CallStore``: per-call state with a clean-up time-out, and the replies already sent, by message
   id, so that a retried callback gets the same bytes and does not advance the call twice.
 - ``CallHandler`` and ``make_app``: HTTP. Reading JSON and multipart bodies safely, saving voicemail
-  audio, TLS with a required client certificate.
+  audio, TLS with a required client certificate, and the Bearer token on every request
+  (``TokenSettings``; given an app id).
 
-It imports only the standard library and aiohttp.
+It imports only the standard library, aiohttp and PyJWT (through ``bot_auth.py``, the token checks
+it shares with the echo bot).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import ssl
 import sys
@@ -46,9 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import BodyPartReader, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler, Middleware
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # bot_auth.py lives beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bot_auth import AuthError, TokenValidator, connector_validator
 
 log = logging.getLogger("ivr_bot")
 
@@ -64,7 +73,12 @@ MAX_AUDIO_BYTES = 16 * 1024 * 1024  # 60 s of 48 kHz 16-bit stereo WAV is 11.5 M
 APPSTATE_MAX = 1024  # spec, Limits: appState is at most 1024 characters
 DEFAULT_STATE_TTL = 300.0
 DEFAULT_PLATFORM_CN = "platform.botemu.local"
+# Where a botemu on its default address publishes the connector's OpenID metadata, and the issuer
+# of its tokens (``botemu config`` prints both; set them for any other botemu).
+DEFAULT_OPENID_METADATA_URL = "http://127.0.0.1:9070/_identity/v3.1/.well-known/openidconfiguration"
+DEFAULT_CONNECTOR_ISSUER = "http://127.0.0.1:9070/_identity/connector-issuer"
 REPLY_CACHE_SIZE = 1000
+KEY_FETCH_TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 # Outcome types, lowercased: the platform's enum values are read case-insensitively.
 VALIDATION_OUTCOMES = frozenset(
@@ -734,18 +748,29 @@ class CallHandler:
 # --- TLS: the platform's client certificate --------------------------------------------------------
 
 
+CRL_FILE = "ca.crl.pem"
+
+
 def tls_context(cert_dir: Path) -> ssl.SSLContext:
     """A server context that requires a client certificate chaining to ``ca.pem``.
 
     ``bot.pem`` is the bot's certificate chain, ``bot.key`` its key. The TLS handshake checks the
-    client certificate's chain and validity dates; its common name is checked per request by
-    ``require_platform_certificate``. Revocation is not checked: a production bot loads the
-    platform CA's CRL (``load_verify_locations`` and ``ssl.VERIFY_CRL_CHECK_LEAF``).
+    client certificate's chain and validity dates, and, when ``ca.crl.pem`` (the CA's certificate
+    revocation list) is there, that the CRL does not list it (spec: "not revoked"); its common
+    name is checked per request by ``require_platform_certificate``.
+
+    With the CRL, ``ssl.VERIFY_CRL_CHECK_LEAF`` makes OpenSSL refuse every client certificate
+    when the CRL has expired (its nextUpdate has passed): the CRL is read once, here, so a bot
+    that runs for weeks restarts (or builds a new context) after the CRL is renewed.
     """
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(cert_dir / "ca.pem"))
     context.load_cert_chain(cert_dir / "bot.pem", cert_dir / "bot.key")
     context.verify_mode = ssl.CERT_REQUIRED
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    crl = cert_dir / CRL_FILE
+    if crl.is_file():
+        context.load_verify_locations(cafile=str(crl))  # a PEM CRL loads like a CA file
+        context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
     return context
 
 
@@ -761,6 +786,40 @@ def peer_common_names(request: web.Request) -> list[str]:
         for key, value in rdn
         if key == "commonName" and isinstance(value, str)
     ]
+
+
+# --- The Bearer token on every calling request ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenSettings:
+    """How the bot checks the Bearer token the platform sends on every calling request (field
+    notes, Calling: HTTP: the SDKs require it, with the messaging rules): ``iss`` the connector
+    issuer, ``aud`` the bot's app id, 5 minutes of skew, RS256 signed by a key of the document
+    that ``openid_metadata_url`` names. The checks are those of the echo bot (``bot_auth.py``)."""
+
+    app_id: str
+    openid_metadata_url: str = DEFAULT_OPENID_METADATA_URL
+    connector_issuer: str = DEFAULT_CONNECTOR_ISSUER
+
+
+VALIDATOR = web.AppKey("validator", TokenValidator)
+
+
+def require_bearer_token() -> Middleware:
+    """Middleware: 403 unless the request carries a valid platform token (``TokenSettings``)."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            await request.app[VALIDATOR].authenticate(request.headers.get(hdrs.AUTHORIZATION))
+        except AuthError as exc:
+            chain_id = request.headers.get(CHAIN_ID_HEADER, "-")
+            log.warning("[%s] rejected (403): %s", chain_id, exc)
+            return _error(403, f"not authenticated: {exc}")
+        return await handler(request)
+
+    return middleware
 
 
 def require_platform_certificate(common_name: str) -> Middleware:
@@ -791,17 +850,23 @@ def make_app(
     platform_cn: str | None = None,
     sweep_interval: float | None = None,
     flow: IvrFlow | None = None,
+    tokens: TokenSettings | None = None,
+    wall_clock: Callable[[], float] = time.time,
 ) -> web.Application:
     """The bot as an aiohttp application.
 
     ``platform_cn``: when set, requests must come with a client certificate of that common name
-    (serve the app with ``tls_context``). ``sweep_interval``: how often stale calls are dropped;
-    by default a quarter of ``state_ttl``, between 1 and 60 seconds.
+    (serve the app with ``tls_context``). ``tokens``: when set, requests must carry a valid
+    Bearer token (``wall_clock`` is the time its ``exp`` and ``nbf`` are checked against).
+    ``sweep_interval``: how often stale calls are dropped; by default a quarter of
+    ``state_ttl``, between 1 and 60 seconds.
     """
     store = CallStore(state_ttl, clock)
     folder = voicemail_dir or Path(tempfile.mkdtemp(prefix="ivr-voicemail-"))
     folder.mkdir(parents=True, exist_ok=True)
     middlewares = [require_platform_certificate(platform_cn)] if platform_cn else []
+    if tokens is not None:
+        middlewares.append(require_bearer_token())
     # client_max_size bounds request.read(); multipart parts are bounded as they are read.
     app = web.Application(middlewares=middlewares, client_max_size=MAX_JSON_BYTES)
     app[STORE] = store
@@ -821,6 +886,23 @@ def make_app(
             await task
 
     app.cleanup_ctx.append(sweeper)
+    if tokens is not None:
+
+        async def key_client(app: web.Application) -> AsyncIterator[None]:
+            async with aiohttp.ClientSession(timeout=KEY_FETCH_TIMEOUT) as session:
+
+                async def fetch_json(url: str) -> object:
+                    async with session.get(url, allow_redirects=False) as response:
+                        response.raise_for_status()
+                        return await response.json(content_type=None)  # any Content-Type
+
+                app[VALIDATOR] = connector_validator(
+                    tokens.app_id, tokens.openid_metadata_url, tokens.connector_issuer,
+                    fetch_json, wall_clock,
+                )  # fmt: skip
+                yield
+
+        app.cleanup_ctx.append(key_client)
     return app
 
 
@@ -833,7 +915,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         metavar="DIR",
         help="serve https with DIR/bot.pem and DIR/bot.key; require a client certificate "
-        "chaining to DIR/ca.pem",
+        "chaining to DIR/ca.pem and not revoked by DIR/ca.crl.pem (when present)",
     )
     parser.add_argument(
         "--platform-cn",
@@ -850,6 +932,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="S",
         help="drop a call's state after S seconds without a callback (default %(default)g)",
     )
+    parser.add_argument(
+        "--app-id",
+        default=os.environ.get("BOT_APP_ID"),
+        help="the bot's app id: with it, every request must carry the platform's Bearer token "
+        "for this app id ($BOT_APP_ID; without it, only the client certificate authenticates)",
+    )
+    parser.add_argument(
+        "--openid-metadata-url",
+        default=os.environ.get("BOTEMU_OPENID_METADATA_URL", DEFAULT_OPENID_METADATA_URL),
+        help="where the token's signing keys are published ($BOTEMU_OPENID_METADATA_URL; "
+        "default: botemu's on its default address)",
+    )
+    parser.add_argument(
+        "--connector-issuer",
+        default=os.environ.get("BOTEMU_CONNECTOR_ISSUER", DEFAULT_CONNECTOR_ISSUER),
+        help="the token's issuer ($BOTEMU_CONNECTOR_ISSUER)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
@@ -863,6 +962,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ssl.SSLError) as exc:
             log.error("cannot load the TLS files in %s: %s", args.tls, exc)
             return 2
+        if context.verify_flags & ssl.VERIFY_CRL_CHECK_LEAF:
+            log.info("refusing client certificates revoked by %s", args.tls / CRL_FILE)
+        else:
+            log.warning("no %s in %s: revoked client certificates are accepted", CRL_FILE, args.tls)
+    tokens = None
+    if args.app_id:
+        tokens = TokenSettings(args.app_id, args.openid_metadata_url, args.connector_issuer)
+        log.info("requests need a Bearer token for %s, signed by a key of %s", args.app_id,
+                 args.openid_metadata_url)  # fmt: skip
+    else:
+        log.warning("no --app-id: Bearer tokens are not checked")
     voicemail_dir = args.voicemail_dir or Path(tempfile.mkdtemp(prefix="ivr-voicemail-"))
     log.info("voicemails are saved in %s", voicemail_dir)
     app = make_app(
@@ -870,6 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         state_ttl=args.state_ttl,
         platform_cn=args.platform_cn if context else None,
         flow=IvrFlow(),
+        tokens=tokens,
     )
     scheme = "https" if context else "http"
     log.info("listening on %s://%s:%d%s", scheme, args.host, args.port, CALLS_PATH)

@@ -78,7 +78,7 @@ def test_demo_once_runs_every_bundled_scenario(
     # Everything it made is under .botemu: certificates, signing keys, transcripts.
     assert sorted(p.name for p in workdir.iterdir()) == [".botemu"]
     assert (workdir / ".botemu" / "demo" / "certs" / "platform.pem").is_file()
-    assert (workdir / ".botemu" / "demo" / "signing-keys").is_dir()
+    assert (workdir / ".botemu" / "demo" / "certs" / "signing-keys").is_dir()
     with TranscriptStore(workdir / ".botemu" / "transcripts.db") as store:
         assert store.count() >= len(scenarios)
 
@@ -86,7 +86,7 @@ def test_demo_once_runs_every_bundled_scenario(
 def fake_tree(root: Path, scenarios: dict[str, str]) -> Path:
     """A source tree with the real reference bots and the given scenario files."""
     (root / "examples").mkdir(parents=True)
-    for bot in ("ivr_bot.py", "echo_bot.py"):
+    for bot in ("ivr_bot.py", "echo_bot.py", "bot_auth.py"):
         shutil.copy(ROOT / "examples" / bot, root / "examples" / bot)
     for name, text in scenarios.items():
         path = root / "scenarios" / name

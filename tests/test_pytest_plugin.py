@@ -49,11 +49,12 @@ def test_the_documented_example_runs_against_the_reference_ivr_bot(
 ) -> None:
     pytester.makeini(INI.format(more=""))  # pytest-asyncio in its default, strict mode
     (pytester.path / "examples").mkdir()
-    shutil.copy(ROOT / "examples" / "ivr_bot.py", pytester.path / "examples" / "ivr_bot.py")
+    for name in ("ivr_bot.py", "bot_auth.py"):
+        shutil.copy(ROOT / "examples" / name, pytester.path / "examples" / name)
     shutil.copytree(ROOT / "scenarios" / "examples", pytester.path / "scenarios" / "examples")
     pytester.makepyfile(test_ivr=doc_example())
     result = run(pytester)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
 
 
 CHAT_CONFTEST = f"""

@@ -80,8 +80,8 @@ async def test_health_and_config(running: Running) -> None:
     assert set(config) == set(PLACEHOLDER_NAMES) | {"bots"}
     assert config == running.config.placeholders().to_json() | {
         "bots": [
-            {"app_id": APP_ID, "endpoint": running.bot_url, "name": None},
-            {"app_id": OTHER, "endpoint": None, "name": None},
+            {"app_id": APP_ID, "endpoint": running.bot_url, "calling_endpoint": None, "name": None},
+            {"app_id": OTHER, "endpoint": None, "calling_endpoint": None, "name": None},
         ]
     }
 

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -13,7 +14,9 @@ from urllib.parse import urlsplit
 from emulator.calling.caller import CallerScript
 from emulator.calling.delivery import RetryPolicy
 from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS
+from emulator.calling.faults import NO_FAULTS
 from emulator.calling.session import CallReport, CallSettings, place_call
+from emulator.calling.tokens import resolve
 from emulator.calling.wire import WireOptions
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
@@ -51,7 +54,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     call.add_argument("--certs", type=Path, default=Path("certs"),
                       help="certificates directory for an https bot (botemu certs)")  # fmt: skip
     call.add_argument("--ca", type=Path, help="CA that signed the bot's certificate")
-    call.add_argument("--app-id", help="the bot's app id (appId of results)")
+    call.add_argument("--app-id", help="the bot's app id: the audience of the Bearer token and "
+                      "appId of results (default: the scenario's, or the bot registered with "
+                      "the running botemu)")  # fmt: skip
+    call.add_argument("--emulator", metavar="URL", help="the running botemu whose keys sign "
+                      "the Bearer token (default: the one at http://127.0.0.1:9070 if it "
+                      "answers, else the keys in --certs)")  # fmt: skip
+    call.add_argument("--no-token", action="store_true",
+                      help="send no Authorization header (a bot that relies on the client "
+                      "certificate alone)")  # fmt: skip
     call.add_argument("--max-workflows", type=int, default=DEFAULT_MAX_WORKFLOWS)
     call.add_argument("--timeout", type=float, default=_DEFAULTS.timeout,
                       help="seconds the bot has to answer each request")  # fmt: skip
@@ -67,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def _call(args: argparse.Namespace, out: TextIO) -> int:
     try:
         settings = _settings(args)
+        settings = asyncio.run(_with_tokens(settings, args))
         store = TranscriptStore(args.db, write_behind=True)
     except BotemuError as e:
         print(f"botemu call: {e}", file=sys.stderr)
@@ -82,20 +94,34 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILED if report.errors else EXIT_OK
 
 
+async def _with_tokens(settings: CallSettings, args: argparse.Namespace) -> CallSettings:
+    """The settings with the Bearer token's source and the app id (``tokens.resolve``)."""
+    resolved = await resolve(bot_url=settings.bot_url, app_id=settings.app_id,
+                             emulator=args.emulator, certs=args.certs, no_token=args.no_token)  # fmt: skip
+    if not args.json:
+        print(f"botemu call: {resolved.note}", file=sys.stderr)
+    return replace(settings, tokens=resolved.tokens, app_id=resolved.app_id)
+
+
 def _settings(args: argparse.Namespace) -> CallSettings:
     parts = urlsplit(args.bot)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
     name = None
+    faults = NO_FAULTS
+    app_id, legacy = args.app_id, args.legacy_validation_outcome
     if args.scenario:
         from emulator.scenario.loader import load_scenario
 
         scenario = load_scenario(Path(args.scenario))
         if scenario.caller is None:
             raise BotemuError(
-                f"{args.scenario}: a conversation scenario, not a call: use botemu test"
+                f"{args.scenario}: a {scenario.kind} scenario, not a call: use botemu test"
             )
         caller, name = scenario.caller, scenario.name
+        faults = scenario.faults.platform_faults()
+        app_id = app_id or scenario.platform.app_id
+        legacy = legacy or scenario.platform.legacy_validation_outcome
     else:
         caller = CallerScript.from_inline(args.caller or "")
     ssl_context = None
@@ -113,10 +139,11 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         max_workflows=args.max_workflows,
         pace=args.pace,
         allow_http=True if args.allow_http else None,
-        wire=WireOptions(legacy_validation_outcome_type=args.legacy_validation_outcome),
-        app_id=args.app_id,
+        wire=WireOptions(legacy_validation_outcome_type=legacy),
+        app_id=app_id,
         ssl_context=ssl_context,
         scenario=name,
+        faults=faults,
     )
 
 

@@ -93,9 +93,12 @@ class Deliverer:
         message_id: str,
         parts: JSONObject | None = None,
         fail_once: bool = False,
+        meta: JSONObject | None = None,
     ) -> Delivery:
         """Deliver ``body`` to ``url``; retry per the policy. ``label`` names the message;
-        ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob).
+        ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob);
+        ``meta`` is recorded with each attempt too (``platform_result``: the result as the
+        platform made it, when a fault changed the bytes sent).
         ``fail_once`` (a fault): the first answer that would be accepted is treated as a 5xx and
         the message is retried, in an attempt added to the policy's (a note, no finding)."""
         findings: list[Finding] = []
@@ -117,7 +120,7 @@ class Deliverer:
                 )
                 await self.wait(delay)
             last, finding = await self._attempt(
-                url, body, headers, label, message_id, attempt, parts
+                url, body, headers, label, message_id, attempt, parts, meta
             )
             if finding is not None:
                 findings.append(finding)
@@ -163,6 +166,7 @@ class Deliverer:
         message_id: str,
         attempt: int,
         parts: JSONObject | None,
+        meta: JSONObject | None = None,
     ) -> tuple[Delivery, Finding | None]:
         request: JSONObject = {
             "summary": f"→ {label}" + (f" (attempt {attempt})" if attempt > 1 else ""),
@@ -177,6 +181,8 @@ class Deliverer:
         request["body"] = text
         if parts is not None:
             request["parts"] = parts
+        if meta:
+            request.update(meta)
         self.record("http.request", request, None if text is not None else body)
         started = time.perf_counter()
         try:
@@ -192,6 +198,10 @@ class Deliverer:
                 status = response.status
                 answer_headers = _headers(response.headers)
                 sent_headers = _headers(response.request_info.headers)
+                if "Authorization" in sent_headers:
+                    sent_headers["Authorization"] = redact_authorization(
+                        sent_headers["Authorization"]
+                    )
         except TimeoutError:
             return self._failed(label, message_id, attempt, "timeout",
                                 f"no answer within {self.policy.timeout:g}s", X.CALL_TIMEOUT)  # fmt: skip
@@ -276,7 +286,23 @@ def _headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def _json_headers(headers: Mapping[str, str]) -> JSONObject:
-    return {str(key): value for key, value in headers.items()}
+    out: JSONObject = {str(key): value for key, value in headers.items()}
+    if "Authorization" in out:
+        out["Authorization"] = redact_authorization(str(out["Authorization"]))
+    return out
+
+
+SIGNATURE_REMOVED = "<signature removed>"
+
+
+def redact_authorization(value: str) -> str:
+    """An Authorization header as the transcript keeps it: a JWT's header and claims stay
+    readable, its signature is cut, so what is stored can never be replayed to a bot."""
+    scheme, _, token = value.partition(" ")
+    parts = token.split(".")
+    if len(parts) == 3:
+        return f"{scheme} {parts[0]}.{parts[1]}.{SIGNATURE_REMOVED}"
+    return value if len(value) <= 20 else f"{value[:20]}…"
 
 
 def _text(data: bytes) -> str | None:

@@ -12,6 +12,14 @@ ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 HTTP_NOTES = "field notes, Calling: HTTP"
 ERRORS = "spec Errors"
 DECISION = "botemu (docs/calling-http.md)"
+NODE_SDK_NOTES = "field notes, Calling: wire format (Node calling SDK)"
+EXECUTION_NOTES = "field notes, Calling: how the platform executes a Workflow"
+
+NODE_SDK_PART_LIMIT = 1024 * 1024
+"""Bytes of a multipart part that the Node calling SDK's parser keeps (field notes): a WAV
+recording (16 kHz, 16 bits, mono: 32000 bytes a second) longer than about 32 s is cut."""
+REAL_WORKFLOW_DROP = 13
+"""The field notes record a real call dropped after about this many Workflows."""
 
 EXCHANGE_RULES = RuleRegistry("HTTP exchanges (calling platform to bot)")
 _r = EXCHANGE_RULES.add
@@ -51,4 +59,8 @@ CALL_FORCED_INVALID = _r("CALL-FORCED-INVALID", INFO, "botemu (docs/scenarios-ru
     "The platform answered this Workflow with the validation outcome because the scenario forced it (reject_workflow), not because it was invalid: nothing of it ran.")
 CALL_DUPLICATE_DIFFERS = _r("CALL-DUPLICATE-DIFFERS", WARNING, "spec Errors (a retry keeps the message id)",
     "A message delivered twice with the same message id gets an equivalent answer (operationIds aside): a bot is idempotent.")
+CALL_RECORDING_OVER_1MIB = _r("CALL-RECORDING-OVER-1MIB", WARNING, NODE_SDK_NOTES,
+    "A recording posted to the bot is over 1 MiB: the Node calling SDK's multipart parser keeps only the first 1 MiB of a part, so a bot on that SDK gets it cut short (a WAV recording over about 32 s).")
+CALL_WORKFLOWS_OVER_13 = _r("CALL-WORKFLOWS-OVER-13", WARNING, EXECUTION_NOTES,
+    "The call went past 13 Workflows: a real call was dropped after about 13 (botemu's limit is 50 by default; --max-workflows 13 plays the real platform).")
 # fmt: on

@@ -14,8 +14,14 @@ numbers count the requests after the Conversation, from 1 (0 names the Conversat
                        delivery failed", with a note and no retries
 ``unknown_fields``     every platform payload carries ``"botemuProbe": {"note": "unknown field"}``:
                        the Conversation, the ConversationResult and its operationOutcome
-``unknown_enums``      the Conversation's ``presentedModalityTypes`` gets an extra value,
-                       ``"botemuFutureModality"``, after the real ones
+``unknown_enums``      unknown enum values (spec, Versioning 4), only where a correct bot still
+                       knows what happened (``inject_unknown_enums``): the Conversation's
+                       ``presentedModalityTypes`` gets ``"botemuFutureModality"`` after the real
+                       ones; a result of a live call (callState ``established``) gets callState
+                       ``"botemuFutureCallState"``, and, when its outcome is ``success``, every
+                       completionReason becomes ``"botemuFutureCompletionReason"``; the result
+                       with callState ``terminated`` keeps it and gets ``outcome``
+                       ``"botemuFutureOutcome"`` and that completionReason (``encode_result``)
 ``caller_delay``       the caller waits that many seconds before each input step (``slow_caller``)
 ``reject_workflows``   the bot's Workflow N (1 answers the Conversation) is answered with the
                        validation outcome as if it were invalid, and none of it runs; a
@@ -35,8 +41,8 @@ from dataclasses import dataclass, replace
 from emulator.calling import exchange_rules as X
 from emulator.calling.caller import CallerScript, Press, Say, Silence, Step, Talk
 from emulator.calling.delivery import Deliverer, Delivery, Recorder
-from emulator.calling.model import Conversation, ConversationResult
-from emulator.calling.wire import to_json
+from emulator.calling.model import CallState, Conversation, ConversationResult, Outcome
+from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions, to_json
 from emulator.findings import Finding
 from emulator.jsonutil import JSON, JSONObject, dumps
 
@@ -44,6 +50,17 @@ PROBE_FIELD = "botemuProbe"
 PROBE_VALUE: JSONObject = {"note": "unknown field"}
 FUTURE_MODALITY = "botemuFutureModality"
 """The unknown enum value written into the Conversation's ``presentedModalityTypes``."""
+FUTURE_CALL_STATE = "botemuFutureCallState"
+"""The unknown callState of a result of a live call (instead of ``established``)."""
+FUTURE_OUTCOME = "botemuFutureOutcome"
+"""The unknown ``outcome`` of the result with callState ``terminated``."""
+FUTURE_COMPLETION_REASON = "botemuFutureCompletionReason"
+"""The unknown completionReason of a successful outcome, and of the terminated result's."""
+FUTURE_VALUES = frozenset(
+    {FUTURE_MODALITY, FUTURE_CALL_STATE, FUTURE_OUTCOME, FUTURE_COMPLETION_REASON}
+)
+"""Every unknown enum value ``unknown_enums`` writes; nothing else botemu writes is unknown."""
+_NESTED_OUTCOMES = ("choiceOutcome", "collectDigitsOutcome")
 IGNORED_KEYS = frozenset({"operationid"})
 """Members left out when two answers to one message are compared (any depth, any case)."""
 
@@ -115,6 +132,16 @@ class PlatformFaults:
             extra=_probed(result.extra),
         )
 
+    def encode_result(
+        self, result: ConversationResult, options: WireOptions = DEFAULT_OPTIONS
+    ) -> bytes:
+        """The ConversationResult's bytes with the unknown fields (``result``, idempotent) and
+        the unknown enum values (``inject_unknown_enums``), as asked."""
+        document = to_json(self.result(result), options)
+        if self.unknown_enums:
+            inject_unknown_enums(document, result)
+        return dumps(document)
+
     # --- the caller ---
 
     def caller(self, script: CallerScript) -> CallerScript:
@@ -126,6 +153,38 @@ NO_FAULTS = PlatformFaults()
 
 def _probed(extra: dict[str, JSON]) -> dict[str, JSON]:
     return {**extra, PROBE_FIELD: dict(PROBE_VALUE)}
+
+
+def inject_unknown_enums(document: JSONObject, result: ConversationResult) -> None:
+    """Write unknown enum values into the JSON of ``result``, in place, only where a bot that
+    treats an unknown value as NotUnderstood (spec, Versioning 4) still knows what happened:
+
+    - callState ``established`` becomes ``FUTURE_CALL_STATE``: a bot tells the end of a call by
+      callState ``terminated``, which is never replaced, and a call not yet answered keeps
+      ``incoming`` (the bot must still answer or reject it);
+    - a successful outcome's completionReasons (its own, or its choiceOutcome's or
+      collectDigitsOutcome's) become ``FUTURE_COMPLETION_REASON``: what the bot acts on is the
+      success and its choiceName, digits or recording. A failure keeps its reason, which a bot
+      uses to choose its recovery (ask again after silence, or give up);
+    - the terminated result keeps its callState, and its ``outcome`` and completionReasons
+      become ``FUTURE_OUTCOME`` and ``FUTURE_COMPLETION_REASON``: the call is over, whatever
+      the outcome says.
+    """
+    state = result.call_state
+    if state is CallState.ESTABLISHED:
+        document["callState"] = FUTURE_CALL_STATE
+    elif state is not CallState.TERMINATED:
+        return
+    outcome = document.get("operationOutcome")
+    if not isinstance(outcome, dict):
+        return
+    if state is CallState.TERMINATED:
+        outcome["outcome"] = FUTURE_OUTCOME
+    elif result.operation_outcome.outcome is not Outcome.SUCCESS:
+        return
+    for holder in (outcome, *(outcome.get(key) for key in _NESTED_OUTCOMES)):
+        if isinstance(holder, dict) and "completionReason" in holder:
+            holder["completionReason"] = FUTURE_COMPLETION_REASON
 
 
 def slow_caller(script: CallerScript, delay: float) -> CallerScript:
@@ -176,6 +235,7 @@ class Injector:
         label: str,
         message_id: str,
         parts: JSONObject | None = None,
+        meta: JSONObject | None = None,
     ) -> Delivery:
         faults, n = self.faults, self.sent
         self.sent += 1
@@ -184,13 +244,14 @@ class Injector:
                       "platform hangs up", "drop_callback", n, label, message_id)  # fmt: skip
             return Delivery(None, b"", {}, 0, failure="dropped (fault injected)")
         first = await self.deliverer.post(url, body, headers, label=label, message_id=message_id,
-                                          parts=parts, fail_once=n in faults.fail_callbacks)  # fmt: skip
+                                          parts=parts, meta=meta,
+                                          fail_once=n in faults.fail_callbacks)  # fmt: skip
         if n not in faults.duplicate_callbacks or not first.delivered:
             return first
         self.note(f"fault injected: callback {n} ({label}) delivered again with the same "
                   "message id", "duplicate_callback", n, label, message_id)  # fmt: skip
         second = await self.deliverer.post(
-            url, body, headers, label=label, message_id=message_id, parts=parts
+            url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
         )
         findings = first.findings + second.findings
         differs = None

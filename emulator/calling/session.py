@@ -71,7 +71,15 @@ from emulator.calling.model import (
     Workflow,
 )
 from emulator.calling.rules import RuleContext, first_operation_id, validate_workflow
-from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions, encode, loads, read_workflow
+from emulator.calling.tokens import TokenSource, TokenUnavailable
+from emulator.calling.wire import (
+    DEFAULT_OPTIONS,
+    WireOptions,
+    encode,
+    loads,
+    read_workflow,
+    to_json,
+)
 from emulator.config import platform_url
 from emulator.errors import WireError
 from emulator.findings import Finding, Rule, Severity
@@ -93,6 +101,8 @@ class CallSettings:
     ``allow_http``: accept http callbacks (with a warning); by default, when the bot's own address
     is http (local work). ``pace``: 0 runs in virtual time; 1.0 in real time for a person watching.
     ``faults``: what the platform does wrong on purpose (``faults.py``); none by default.
+    ``tokens``: where the Bearer token of every request comes from (``tokens.py``); None sends
+    no Authorization header.
     """
 
     bot_url: str
@@ -110,6 +120,7 @@ class CallSettings:
     scenario: str | None = None
     media_timeout: float = 10.0
     faults: PlatformFaults = NO_FAULTS
+    tokens: TokenSource | None = None
 
     @property
     def http_allowed(self) -> bool:
@@ -231,6 +242,15 @@ class _Call:
             self.listener(kind, payload, self.vtime)
 
     def finding(self, finding: Finding) -> None:
+        """Record a finding. A warning this call already found at the same place (rule and
+        where) is not recorded again: its first finding counts it (``Finding.count``), and a
+        note at the end of the call says how often it repeated. Errors are never folded."""
+        if finding.severity is Severity.WARNING:
+            for index, seen in enumerate(self.findings):  # a few distinct findings per call
+                if (seen.rule, seen.where, seen.severity) == (finding.rule, finding.where,
+                                                              Severity.WARNING):  # fmt: skip
+                    self.findings[index] = replace(seen, count=seen.count + 1)
+                    return
         self.findings.append(finding)
         self.record(EventKind.FINDING, {"summary": str(finding), **finding.to_json()})
 
@@ -287,6 +307,11 @@ class _Call:
         if self.faults is not None:
             self.record(EventKind.NOTE, {"summary": f"faults: {self.faults.describe()}",
                                          "faults": self.faults.to_json()})  # fmt: skip
+        tokens = self.settings.tokens
+        if tokens is not None:
+            self.record(EventKind.NOTE, {"summary": f"requests carry a Bearer token for app id "
+                                         f"{tokens.app_id} from {tokens.origin}",
+                                         "token": {"app_id": tokens.app_id, "origin": tokens.origin}})  # fmt: skip
         try:
             reason = await self.loop(conversation)
         except asyncio.CancelledError:
@@ -298,6 +323,15 @@ class _Call:
         )
 
     def end(self, reason: EndReason, note: str | None = None) -> None:
+        for f in self.findings:  # the warnings folded by ``finding``, one note each
+            if f.count > 1:
+                more = f.count - 1
+                self.record(EventKind.NOTE, {
+                    "summary": f"{f.severity.value} {f.rule} at {f.where} repeated {more} more "
+                    f"time{'s' if more > 1 else ''} in this call (recorded once, above)",
+                    "repeated": {"rule": f.rule, "severity": f.severity.value, "where": f.where,
+                                 "count": f.count},
+                })  # fmt: skip
         if self.progress.call_state is not CallState.TERMINATED:
             old = self.progress.call_state
             self.record(EventKind.STATE, {"summary": f"call {old.value} -> terminated",
@@ -373,6 +407,13 @@ class _Call:
         if run.outcome is not None:
             self.workflows += 1
             self.store.count_workflow(self.call_id)
+            if self.workflows == X.REAL_WORKFLOW_DROP + 1:
+                self.found(X.CALL_WORKFLOWS_OVER_13, "call",
+                           f"the call went past {X.REAL_WORKFLOW_DROP} Workflows: the field notes "
+                           f"record a real call dropped after about {X.REAL_WORKFLOW_DROP} (botemu's "
+                           f"limit here is {self.settings.max_workflows}); --max-workflows "
+                           f"{X.REAL_WORKFLOW_DROP} shows what the bot does when the platform "
+                           "hangs up there")  # fmt: skip
         if self.progress.ended is EndReason.WORKFLOW_LIMIT:
             self.found(X.CALL_WORKFLOW_LIMIT, "call",
                        f"the call reached {self.settings.max_workflows} workflows; the platform hung up")  # fmt: skip
@@ -390,10 +431,19 @@ class _Call:
             result = self.faults.result(result)
         outcome = result.operation_outcome
         label = describe_outcome(outcome)
-        json_body = encode(result, self.settings.wire)
+        json_body = (
+            encode(result, self.settings.wire)
+            if self.faults is None
+            else self.faults.encode_result(result, self.settings.wire)
+        )
+        meta: JSONObject | None = None
+        if self.faults is not None and self.faults.unknown_enums:  # the bytes differ from it
+            meta = {"platform_result": to_json(result, self.settings.wire)}
         if isinstance(outcome, RecordOutcome) and outcome.succeeded and run.recording is not None:
-            return await self.post_recording(callback, json_body, outcome, run.recording, label)
-        return await self.post(callback, json_body, label)
+            return await self.post_recording(
+                callback, json_body, outcome, run.recording, label, meta
+            )
+        return await self.post(callback, json_body, label, meta)
 
     def forced(self, judged: Judged, errors: bool) -> Finding | None:
         """The CALL-FORCED-INVALID finding (recorded) when the scenario forces the platform to
@@ -427,21 +477,36 @@ class _Call:
 
     # --- HTTP ---
 
-    def headers(self, content_type: str, message_id: str) -> dict[str, str]:
-        return {
+    async def headers(self, content_type: str, message_id: str) -> dict[str, str]:
+        headers = {
             "Content-Type": content_type,
             "Accept": JSON_TYPE,
             "User-Agent": USER_AGENT,
             "X-Platform-Chain-ID": self.chain_id,
             "X-Platform-Message-ID": message_id,
         }
+        tokens = self.settings.tokens
+        if tokens is not None:
+            try:
+                headers["Authorization"] = f"Bearer {await tokens.token(self.http)}"
+            except TokenUnavailable as e:
+                self.record(EventKind.NOTE, {"summary": f"sent without a token: {e}"})
+        return headers
 
-    async def post(self, url: str, body: bytes, label: str) -> Delivery:
+    async def post(
+        self, url: str, body: bytes, label: str, meta: JSONObject | None = None
+    ) -> Delivery:
+        """Deliver one request. ``meta``: more to record with each attempt (the result as the
+        platform made it, when a fault changed its bytes)."""
         message_id = self.uuid()
-        headers = self.headers(JSON_TYPE, message_id)
+        headers = await self.headers(JSON_TYPE, message_id)
         if self.injector is not None:
-            return await self.injector.post(url, body, headers, label=label, message_id=message_id)
-        return await self.deliverer.post(url, body, headers, label=label, message_id=message_id)
+            return await self.injector.post(
+                url, body, headers, label=label, message_id=message_id, meta=meta
+            )
+        return await self.deliverer.post(
+            url, body, headers, label=label, message_id=message_id, meta=meta
+        )
 
     async def post_recording(
         self,
@@ -450,6 +515,7 @@ class _Call:
         outcome: RecordOutcome,
         recording: RecordingMade,
         label: str,
+        meta: JSONObject | None = None,
     ) -> Delivery:
         fmt = recording.format
         audio = await asyncio.to_thread(
@@ -469,6 +535,15 @@ class _Call:
             },
             audio,
         )
+        if len(audio) > X.NODE_SDK_PART_LIMIT:
+            seconds = outcome.length_of_recording_in_secs
+            kept = seconds * X.NODE_SDK_PART_LIMIT / len(audio)
+            smaller = ", or recordingFormat wma or mp3," if fmt.value == "wav" else ""
+            self.found(X.CALL_RECORDING_OVER_1MIB, f"recordedAudio ({outcome.id})",
+                       f"the {seconds:g}s {fmt.value} recording is {len(audio)} bytes, over 1 MiB: "
+                       "the Node calling SDK's multipart parser keeps only the first 1 MiB of a "
+                       f"part, so a bot on that SDK gets about the first {kept:.0f}s of it "
+                       f"(a shorter maxDurationInSeconds{smaller} keeps it whole)")  # fmt: skip
         message_id = self.uuid()
         boundary = f"botemu-{message_id}"
         body = multipart_body(boundary, json_body, audio, CONTENT_TYPES[fmt])
@@ -476,13 +551,13 @@ class _Call:
             "conversationResult": json_body.decode("utf-8"),
             "recordedAudio": {"content_type": CONTENT_TYPES[fmt], "bytes": len(audio)},
         }
-        headers = self.headers(f"multipart/form-data; boundary={boundary}", message_id)
+        headers = await self.headers(f"multipart/form-data; boundary={boundary}", message_id)
         if self.injector is not None:
             return await self.injector.post(
-                url, body, headers, label=label, message_id=message_id, parts=parts
+                url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
             )
         return await self.deliverer.post(
-            url, body, headers, label=label, message_id=message_id, parts=parts
+            url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
         )
 
     def judge(self, delivery: Delivery, *, final: bool) -> EndReason | None:
@@ -497,7 +572,7 @@ class _Call:
             self.found(
                 X.CALL_HTTP_STATUS,
                 "response",
-                f"the bot answered HTTP {status}; the platform hangs up",
+                f"the bot answered HTTP {status}; the platform hangs up{self.refusal_hint(status)}",
             )
             return EndReason.BOT_REFUSED
         if delivery.oversized:
@@ -508,6 +583,19 @@ class _Call:
             self.found(X.CALL_AFTER_END, "response",
                        "the call is over: the bot's answer to the final result is ignored")  # fmt: skip
         return None
+
+    def refusal_hint(self, status: int) -> str:
+        """Why a bot may have refused a request with 401 or 403: the token."""
+        if status not in (401, 403):
+            return ""
+        tokens = self.settings.tokens
+        if tokens is None and self.settings.app_id is not None:
+            return " (no Authorization header was sent: --no-token)"
+        if tokens is None:
+            return (" (no Authorization header was sent: give the bot's app id with --app-id, "
+                    "or register the bot with botemu serve)")  # fmt: skip
+        return (f" (a Bearer token for app id {tokens.app_id} from {tokens.origin} was sent: "
+                "check the bot's app id, and that its OpenID metadata URL is botemu's)")  # fmt: skip
 
     def document(self, delivery: Delivery) -> Judged | EndReason:
         if not delivery.body.strip():

@@ -37,6 +37,10 @@ cannot be reached for the first case, raises ``ProbeError``.
 The bot answers an accepted ``message`` by replying through the connector, so the probe runs
 inside a running botemu (``POST /_botemu/probe/auth``), which puts each activity in a
 conversation (``stage``) before it is sent.
+
+The calling probe (``auth_calling``) shares the machinery: ``TokenFactory`` (each bad token is
+built for a token path, ``TokenKind``), ``Case``, ``send``, ``run_cases`` and the verdicts
+(``judge_control``, ``judge``).
 """
 
 from __future__ import annotations
@@ -48,15 +52,17 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from ssl import SSLContext
 
 import aiohttp
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from yarl import URL
 
+from emulator.calling.delivery import read_limited
 from emulator.config import Placeholders, Profile
 from emulator.conformance.tls import ProbeError
 from emulator.connector.sender import CHANNEL_ID, BotTokens, TokenKind
@@ -118,6 +124,8 @@ FOREIGN_ISSUER = "https://issuer.invalid/botemu-auth-probe/"
 OTHER_APP_IDS = ("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff")
 PROBE_USER: JSONObject = {"id": "botemu-auth-probe", "name": "botemu auth probe", "role": "user"}
 
+_CON, _EMU = TokenKind.CONNECTOR, TokenKind.EMULATOR
+
 Stage = Callable[[JSONObject], JSONObject]
 """Takes an activity about to be sent and returns it as it goes out (botemu stores it in a
 conversation and gives it its id, so that the bot's reply to it is accepted)."""
@@ -178,30 +186,30 @@ class TokenFactory:
         claims = {k: v for k, v in self.claims(kind).items() if k not in names}
         return mint(self.keys, claims, now=self.clock())
 
-    def expired(self, seconds_ago: int) -> str:
+    def expired(self, seconds_ago: int, kind: TokenKind = _CON) -> str:
         exp = int(self.clock()) - seconds_ago
         start = exp - self.lifetime
-        return self.token(TokenKind.CONNECTOR, iat=start, nbf=start, exp=exp)
+        return self.token(kind, iat=start, nbf=start, exp=exp)
 
-    def not_yet_valid(self, seconds_ahead: int) -> str:
+    def not_yet_valid(self, seconds_ahead: int, kind: TokenKind = _CON) -> str:
         nbf = int(self.clock()) + seconds_ahead
-        return self.token(TokenKind.CONNECTOR, nbf=nbf, exp=nbf + self.lifetime)
+        return self.token(kind, nbf=nbf, exp=nbf + self.lifetime)
 
-    # --- bad tokens ----------------------------------------------------------------------------
+    # --- bad tokens (each a good token of ``kind``, but for one thing) --------------------------
 
-    def malformed(self) -> str:
+    def malformed(self, kind: TokenKind = _CON) -> str:
         """Three base64url parts, the header of which is not JSON."""
-        _, payload, signature = self.token(TokenKind.CONNECTOR).split(".")
+        _, payload, signature = self.token(kind).split(".")
         return f"{b64url(b'not a JSON header')}.{payload}.{signature}"
 
-    def tampered(self) -> str:
+    def tampered(self, kind: TokenKind = _CON) -> str:
         """A good token whose ``exp`` was moved a day later after signing."""
-        header, payload, signature = self.token(TokenKind.CONNECTOR).split(".")
+        header, payload, signature = self.token(kind).split(".")
         claims = json.loads(_b64decode(payload))
         claims["exp"] += 86400
         return f"{header}.{b64url(dumps(claims))}.{signature}"
 
-    def unknown_key(self) -> str:
+    def unknown_key(self, kind: TokenKind = _CON) -> str:
         """Signed by a fresh key whose kid is not published; its public JWK rides in the header
         (a bot that trusts an embedded ``jwk`` accepts it)."""
         kid = self._foreign_kid
@@ -209,26 +217,28 @@ class TokenFactory:
         jwk: JSONObject = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
                            "n": _b64uint(numbers.n), "e": _b64uint(numbers.e)}  # fmt: skip
         header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": kid, "x5t": kid, "jwk": jwk}
-        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(self._foreign_key))
+        return _encode(header, self.claims(kind), self._rs256(self._foreign_key))
 
-    def unknown_kid(self) -> str:
+    def unknown_kid(self, kind: TokenKind = _CON) -> str:
         """Signed by botemu's current key, under a kid that is not published."""
-        kid = b64url(os.urandom(20))  # shaped like an x5t, published nowhere
+        kid = self.unpublished_kid()
         header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": kid, "x5t": kid}
         signer = self.keys.current().private_key
-        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(signer))
+        return _encode(header, self.claims(kind), self._rs256(signer))
 
-    def forged_signature(self) -> str:
+    def forged_signature(self, kind: TokenKind = _CON) -> str:
         """Names botemu's current kid, but is signed by another key."""
         current = self.keys.current()
         header: JSONObject = {"typ": "JWT", "alg": "RS256", "kid": current.kid, "x5t": current.x5t}
-        return _encode(header, self.claims(TokenKind.CONNECTOR), self._rs256(self._foreign_key))
+        return _encode(header, self.claims(kind), self._rs256(self._foreign_key))
 
-    def alg_none(self) -> str:
-        header: JSONObject = {"typ": "JWT", "alg": "none", "kid": self.keys.current().kid}
-        return _encode(header, self.claims(TokenKind.CONNECTOR), lambda _: b"")
+    def alg_none(self, kind: TokenKind = _CON, *, kid: str | None = None) -> str:
+        """Unsigned (``alg: none``, an empty signature), naming ``kid`` (default: botemu's
+        current, published kid)."""
+        header: JSONObject = {"typ": "JWT", "alg": "none", "kid": kid or self.keys.current().kid}
+        return _encode(header, self.claims(kind), lambda _: b"")
 
-    def hs256_public_key(self) -> str:
+    def hs256_public_key(self, kind: TokenKind = _CON) -> str:
         """HS256 with the PEM (SubjectPublicKeyInfo) of the published key as the HMAC secret.
 
         Built by hand: PyJWT refuses to use a PEM key as an HMAC secret, which is the point."""
@@ -239,9 +249,14 @@ class TokenFactory:
         header: JSONObject = {"typ": "JWT", "alg": "HS256", "kid": current.kid}
         return _encode(
             header,
-            self.claims(TokenKind.CONNECTOR),
+            self.claims(kind),
             lambda data: hmac.new(secret, data, hashlib.sha256).digest(),
         )
+
+    @staticmethod
+    def unpublished_kid() -> str:
+        """A fresh kid shaped like an x5t, published nowhere."""
+        return b64url(os.urandom(20))
 
     @cached_property
     def _foreign_key(self) -> rsa.RSAPrivateKey:
@@ -277,9 +292,11 @@ def _b64uint(value: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One activity: a name (the findings' ``where``), its rule, the token path, what it presents
+    """One request: a name (the findings' ``where``), its rule, the token path, what it presents
     (for messages), how its Authorization header is built (None: no header), and whether the bot
-    must accept it. ``control`` marks the positive control of its path."""
+    must accept it. ``control`` marks the positive control of its path. ``refusal`` is the
+    severity of refusing a token that must be accepted, and ``no_answer`` that of getting no
+    answer at all (a broken connection or a time-out)."""
 
     name: str
     rule: str
@@ -288,59 +305,60 @@ class Case:
     build: Callable[[TokenFactory], str | None]
     expect_accept: bool = False
     control: bool = False
+    refusal: Severity = Severity.ERROR
+    no_answer: Severity = Severity.WARNING
 
 
-def _bearer(token: str) -> str:
+def bearer(token: str) -> str:
     return f"Bearer {token}"
 
 
-_CON, _EMU = TokenKind.CONNECTOR, TokenKind.EMULATOR
 _BEYOND, _WITHIN = SKEW + MARGIN, SKEW - MARGIN
 CASES: tuple[Case, ...] = (
     Case("valid", "AUTH-VALID-ACCEPTED", _CON, "a valid connector token",
-         lambda f: _bearer(f.token(_CON)), expect_accept=True, control=True),
+         lambda f: bearer(f.token(_CON)), expect_accept=True, control=True),
     Case("no-header", "AUTH-NO-HEADER", _CON, "a call without an Authorization header",
          lambda f: None),
     Case("scheme", "AUTH-SCHEME", _CON, "a valid token under the Basic scheme",
          lambda f: f"Basic {f.token(_CON)}"),
     Case("malformed", "AUTH-MALFORMED", _CON, "a token whose header is not JSON",
-         lambda f: _bearer(f.malformed())),
+         lambda f: bearer(f.malformed())),
     Case("issuer", "AUTH-ISSUER", _CON, f"a token from the foreign issuer {FOREIGN_ISSUER}",
-         lambda f: _bearer(f.token(_CON, iss=FOREIGN_ISSUER))),
+         lambda f: bearer(f.token(_CON, iss=FOREIGN_ISSUER))),
     Case("audience", "AUTH-AUDIENCE", _CON, "a token for the connector's audience instead of the bot's app id",
-         lambda f: _bearer(f.token(_CON, aud=f.wrong_audience))),
+         lambda f: bearer(f.token(_CON, aud=f.wrong_audience))),
     Case("expired", "AUTH-EXPIRED", _CON,
          f"a token expired {_BEYOND // 60} minutes ago (beyond the {SKEW // 60}-minute skew)",
-         lambda f: _bearer(f.expired(_BEYOND))),
+         lambda f: bearer(f.expired(_BEYOND))),
     Case("expired-within-skew", "AUTH-EXPIRED-WITHIN-SKEW", _CON,
          f"a token expired {_WITHIN // 60} minutes ago (within the {SKEW // 60}-minute skew)",
-         lambda f: _bearer(f.expired(_WITHIN)), expect_accept=True),
+         lambda f: bearer(f.expired(_WITHIN)), expect_accept=True),
     Case("not-yet-valid", "AUTH-NOT-YET-VALID", _CON,
          f"a token valid only {_BEYOND // 60} minutes from now (nbf)",
-         lambda f: _bearer(f.not_yet_valid(_BEYOND))),
+         lambda f: bearer(f.not_yet_valid(_BEYOND))),
     Case("tampered", "AUTH-TAMPERED", _CON, "a token whose exp was changed after signing",
-         lambda f: _bearer(f.tampered())),
+         lambda f: bearer(f.tampered())),
     Case("unknown-key", "AUTH-UNKNOWN-KEY", _CON,
          "a token signed by an unpublished key (its JWK in the header)",
-         lambda f: _bearer(f.unknown_key())),
+         lambda f: bearer(f.unknown_key())),
     Case("unknown-kid", "AUTH-UNKNOWN-KID", _CON,
          "a token with an unpublished kid (signed by the published key)",
-         lambda f: _bearer(f.unknown_kid())),
+         lambda f: bearer(f.unknown_kid())),
     Case("forged-signature", "AUTH-FORGED-SIGNATURE", _CON,
          "a token naming the published kid but signed by another key",
-         lambda f: _bearer(f.forged_signature())),
+         lambda f: bearer(f.forged_signature())),
     Case("alg-none", "AUTH-ALG-NONE", _CON, "an unsigned token (alg none)",
-         lambda f: _bearer(f.alg_none())),
+         lambda f: bearer(f.alg_none())),
     Case("hs256-public-key", "AUTH-HS256-PUBLIC-KEY", _CON,
          "an HS256 token keyed with the published public key",
-         lambda f: _bearer(f.hs256_public_key())),
+         lambda f: bearer(f.hs256_public_key())),
     Case("emulator-valid", "AUTH-EMULATOR-VALID", _EMU, "a valid emulator-path token",
-         lambda f: _bearer(f.token(_EMU)), expect_accept=True, control=True),
+         lambda f: bearer(f.token(_EMU)), expect_accept=True, control=True),
     Case("emulator-no-appid", "AUTH-EMULATOR-NO-APPID", _EMU,
-         "an emulator-path token without appid", lambda f: _bearer(f.without(_EMU, "appid"))),
+         "an emulator-path token without appid", lambda f: bearer(f.without(_EMU, "appid"))),
     Case("emulator-wrong-appid", "AUTH-EMULATOR-WRONG-APPID", _EMU,
          "an emulator-path token with another app's appid",
-         lambda f: _bearer(f.token(_EMU, appid=f.other_app_id))),
+         lambda f: bearer(f.token(_EMU, appid=f.other_app_id))),
 )  # fmt: skip
 
 
@@ -349,21 +367,38 @@ CASES: tuple[Case, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """What one case got: the HTTP status (None without an answer) and the evidence."""
+    """What one request got: the HTTP status (None without an answer), the evidence, and the
+    body of the answer (at most ``MAX_ANSWER`` bytes)."""
 
     status: int | None
     detail: str
     unreachable: bool = False
+    body: bytes = b""
+
+    @property
+    def accepted(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
 
 
-def check_url(bot_url: str) -> URL:
-    """The bot's messaging endpoint as a URL; ``ProbeError`` unless it is http(s) with a host."""
+MAX_ANSWER = 1024 * 1024
+"""Bytes of a bot's answer the probes read (the calling platform's own limit)."""
+
+Attempter = Callable[[Case], Awaitable[Attempt]]
+"""Sends one case to the bot and says what it got."""
+Judge = Callable[[Case, Attempt], Finding]
+"""Judges the answer to a path's positive control."""
+After = Callable[[Case, Attempt], Awaitable[Finding | None]]
+"""Runs after each case; a finding it returns is reported and ends the probe."""
+
+
+def check_url(bot_url: str, what: str = "messaging endpoint") -> URL:
+    """The bot's ``what`` as a URL; ``ProbeError`` unless it is http(s) with a host."""
     try:
         url = URL(bot_url)
     except ValueError as e:
         raise ProbeError(bot_url, f"not a URL ({e})") from None
     if url.scheme not in ("http", "https") or not url.host:
-        raise ProbeError(bot_url, "the bot's messaging endpoint must be an http(s) URL with a host")
+        raise ProbeError(bot_url, f"the bot's {what} must be an http(s) URL with a host")
     return url
 
 
@@ -384,23 +419,59 @@ async def probe_auth(
     """
     check_url(bot_url)
     conversation = f"botemu-auth-probe-{uuid.uuid4().hex[:12]}"
-    findings: list[Finding] = []
-    controls: dict[TokenKind, Attempt] = {}
-    for case in CASES:
+
+    async def attempt(case: Case) -> Attempt:
         activity = _activity(case, factory, conversation)
         if stage is not None:
             activity = stage(activity)
-        attempt = await _send(http, bot_url, activity, case.build(factory), timeout)
-        if not findings and attempt.unreachable:
-            raise ProbeError(bot_url, f"cannot connect: {attempt.detail}")
-        if case.control:
-            controls[case.path] = attempt
-            finding = _judge_control(case, attempt)
-        else:
-            finding = _judge(case, attempt, controls.get(case.path))
+        headers = {"Content-Type": "application/json"}
+        return await send(http, bot_url, dumps(activity), headers, case.build(factory), timeout)
+
+    def control(case: Case, attempt: Attempt) -> Finding:
+        hint = (
+            "did its reply through botemu's connector fail?"
+            if attempt.status is not None and attempt.status >= 500
+            else "is it configured with this botemu's settings (botemu config)?"
+        )
+        return judge_control(case, attempt, hint)
+
+    return await run_cases(bot_url, CASES, attempt, control, on_finding=on_finding)
+
+
+async def run_cases(
+    bot_url: str,
+    cases: Sequence[Case],
+    attempt: Attempter,
+    control: Judge,
+    *,
+    on_finding: Callable[[Finding], None] | None = None,
+    after: After | None = None,
+) -> list[Finding]:
+    """Send each case with ``attempt`` and judge it: the positive control of each path with
+    ``control``, the others with ``judge`` against their path's control. ``after`` runs after each
+    case and may end the probe with a finding. Raises ``ProbeError`` when the first case cannot
+    reach the bot at all."""
+    findings: list[Finding] = []
+
+    def report(finding: Finding) -> None:
         findings.append(finding)
         if on_finding is not None:
             on_finding(finding)
+
+    controls: dict[TokenKind, Attempt] = {}
+    for case in cases:
+        got = await attempt(case)
+        if not findings and got.unreachable:
+            raise ProbeError(bot_url, f"cannot connect: {got.detail}")
+        if case.control:
+            controls[case.path] = got
+            report(control(case, got))
+        else:
+            report(judge(case, got, controls.get(case.path)))
+        stop = None if after is None else await after(case, got)
+        if stop is not None:
+            report(stop)
+            break
     return findings
 
 
@@ -418,23 +489,33 @@ def _activity(case: Case, factory: TokenFactory, conversation: str) -> JSONObjec
     }
 
 
-async def _send(
+async def send(
     http: aiohttp.ClientSession,
     bot_url: str,
-    activity: JSONObject,
+    body: bytes,
+    headers: Mapping[str, str],
     authorization: str | None,
     timeout: float,
+    *,
+    ssl: SSLContext | None = None,
 ) -> Attempt:
-    headers = {"Content-Type": "application/json"}
+    """POST ``body`` with ``headers`` and the ``authorization`` header (None: none) and say what
+    came back. A TCP connection not made within half the time counts as unreachable."""
+    sent = dict(headers)
     if authorization is not None:
-        headers["Authorization"] = authorization
+        sent["Authorization"] = authorization
     limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout / 2)
     try:
         async with http.post(
-            bot_url, data=dumps(activity), headers=headers, timeout=limits, allow_redirects=False
+            bot_url,
+            data=body,
+            headers=sent,
+            timeout=limits,
+            allow_redirects=False,
+            ssl=ssl if ssl is not None else True,
         ) as response:
-            await response.read()
-            return Attempt(response.status, f"HTTP {response.status}")
+            answer, _ = await read_limited(response, MAX_ANSWER)
+            return Attempt(response.status, f"HTTP {response.status}", body=answer)
     except aiohttp.ConnectionTimeoutError:
         return Attempt(None, f"no connection within {timeout / 2:g} s", unreachable=True)
     except TimeoutError:
@@ -448,19 +529,11 @@ async def _send(
 # --- verdicts -----------------------------------------------------------------------------------
 
 
-def _accepted(attempt: Attempt) -> bool:
-    return attempt.status is not None and 200 <= attempt.status < 300
-
-
-def _judge_control(case: Case, attempt: Attempt) -> Finding:
-    if _accepted(attempt):
+def judge_control(case: Case, attempt: Attempt, hint: str) -> Finding:
+    """The positive control of ``case.path``: accepted, or an error ending with ``hint``."""
+    if attempt.accepted:
         return Finding(case.rule, Severity.INFO, case.name,
                        f"accepted {case.presents} ({attempt.detail})")  # fmt: skip
-    hint = (
-        "did its reply through botemu's connector fail?"
-        if attempt.status is not None and attempt.status >= 500
-        else "is it configured with this botemu's settings (botemu config)?"
-    )
     return Finding(
         case.rule,
         Severity.ERROR,
@@ -471,9 +544,10 @@ def _judge_control(case: Case, attempt: Attempt) -> Finding:
     )
 
 
-def _judge(case: Case, attempt: Attempt, control: Attempt | None) -> Finding:
+def judge(case: Case, attempt: Attempt, control: Attempt | None) -> Finding:
+    """A case that is not a positive control, given its path's control (None: not sent)."""
     rule, where, detail, status = case.rule, case.name, attempt.detail, attempt.status
-    judged = control is None or _accepted(control)
+    judged = control is None or control.accepted
 
     def finding(severity: Severity, message: str) -> Finding:
         return Finding(
@@ -481,7 +555,7 @@ def _judge(case: Case, attempt: Attempt, control: Attempt | None) -> Finding:
         )
 
     if case.expect_accept:
-        if _accepted(attempt):
+        if attempt.accepted:
             return finding(Severity.INFO, f"accepted {case.presents} ({detail})")
         if status is None:
             return finding(Severity.WARNING, f"no answer to {case.presents}: {detail}")
@@ -490,13 +564,13 @@ def _judge(case: Case, attempt: Attempt, control: Attempt | None) -> Finding:
                            f"{case.path.value} token was refused too: inconclusive")  # fmt: skip
         if status >= 500:
             return finding(Severity.ERROR, f"crashed on {case.presents} ({detail})")
-        return finding(Severity.ERROR, f"refused {case.presents} ({detail}); the spec allows "
+        return finding(case.refusal, f"refused {case.presents} ({detail}); the spec allows "
                        f"{SKEW // 60} minutes of clock skew, so it must be accepted")  # fmt: skip
-    if _accepted(attempt):
+    if attempt.accepted:
         return finding(Severity.ERROR,
                        f"accepted a bad token (security hole): {case.presents} ({detail})")  # fmt: skip
     if status is None:
-        return finding(Severity.WARNING, f"no answer to {case.presents}: {detail}")
+        return finding(case.no_answer, f"no answer to {case.presents}: {detail}")
     if not judged:
         return finding(Severity.WARNING, f"refused {case.presents} ({detail}), but the valid "
                        f"{case.path.value} token was refused too: inconclusive")  # fmt: skip

@@ -9,6 +9,8 @@ configuration error (one line on standard error, never a traceback).
 ``probe auth`` runs inside a botemu, because a bot answers an accepted message by replying through
 the connector: the one answering at ``--emulator`` (``POST /_botemu/probe/auth``), or else one
 started in-process on that address with the bot registered from ``--app-id``/``--app-password``.
+``probe auth --calling`` sends a calling bot Conversations instead (``auth_calling``), the same way,
+so that the tokens are signed by the keys of the botemu whose OpenID metadata the bot trusts.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from urllib.parse import urlsplit
 
 from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs, load_certs
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
-from emulator.conformance import auth
+from emulator.conformance import auth, auth_calling
 from emulator.conformance.tls import ProbeError, check_url, probe_tls
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
@@ -111,14 +113,28 @@ def add_auth_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.A
         description="Post one message to the bot's messaging endpoint per case: a valid "
         "connector token, one expired within the clock skew and a valid emulator-path token "
         "(which it must accept), and tokens that "
-        "break one rule of spec section Authentication each (which it must refuse with 403). The "
+        "break one rule of spec section Authentication each (which it must refuse with 403). "
+        "With --calling, post one Conversation per case to a calling bot instead, each followed "
+        "by a valid one (the bot must keep answering). The "
         "probe runs in the botemu at --emulator, or in one started here when none answers. "
         "Exit 0: no error; 1: the bot accepted a bad token, crashed, or refused a good one; 2: "
         "usage error, or the bot or the emulator cannot be reached.",
     )
-    parser.add_argument("--bot", required=True, metavar="URL", help="the bot's messaging endpoint")
     parser.add_argument(
-        "--app-id", help="the bot's app id (default: the bot registered at URL with the botemu)"
+        "--bot",
+        required=True,
+        metavar="URL",
+        help="the bot's messaging endpoint (or calling address)",
+    )
+    parser.add_argument(
+        "--calling",
+        action="store_true",
+        help="probe a calling bot: the Bearer token on calling requests (docs/probe-auth.md)",
+    )
+    parser.add_argument(
+        "--app-id",
+        help="the bot's app id (default: the bot registered at URL with the botemu; with "
+        "--calling, or its only registered bot)",
     )
     parser.add_argument(
         "--app-password",
@@ -130,13 +146,26 @@ def add_auth_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.A
         metavar="URL",
         help=f"the botemu to probe from, started here when none answers (default {DEFAULT_EMULATOR})",
     )
+    parser.add_argument(
+        "--certs",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"--calling an https bot: the platform's client certificate, from the directory "
+        f"written by 'botemu certs' (default {DEFAULT_DIR}/)",
+    )
+    parser.add_argument(
+        "--ca",
+        metavar="FILE",
+        help="--calling an https bot: the CA that verifies its server certificate (default: "
+        "ca.pem in --certs)",
+    )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument(
         "--timeout",
         type=_seconds,
         default=10.0,
         metavar="S",
-        help="seconds allowed for each case (default 10)",
+        help="seconds allowed for each request (default 10)",
     )
     parser.set_defaults(handler=probe_auth_handler)
     return parser
@@ -163,6 +192,9 @@ def _describe(paths: CertPaths, cn: str) -> list[tuple[Path, str]]:
         (paths.bot_key, "bot server private key (0600)"),
         (paths.client_cert, f"platform client certificate (CN {cn}), then the CA"),
         (paths.client_key, "platform client private key (0600)"),
+        (paths.crl, "the CA's revocation list: bots load it to refuse revoked certificates"),
+        (paths.revoked_cert, f"a revoked platform client certificate (CN {cn}), for probe tls"),
+        (paths.revoked_key, "its private key (0600)"),
     ]
 
 
@@ -192,7 +224,8 @@ def certs_handler(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{path!s:{width}}  {state:7}  {what}\n")
     out.write(
         f"A bot serves {paths.bot_cert.name} with {paths.bot_key.name} and requires client "
-        f"certificates that chain to {paths.ca.name}; see certs/README.md.\n"
+        f"certificates that chain to {paths.ca.name} and are not listed in {paths.crl.name}; see "
+        "certs/README.md.\n"
     )
     return EXIT_OK
 
@@ -294,7 +327,7 @@ def _fail(command: str, message: str) -> None:
 
 def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
     try:
-        auth.check_url(args.bot)
+        auth.check_url(args.bot, "calling address" if args.calling else "messaging endpoint")
         emulator = _emulator_url(args.emulator)
         report = asyncio.run(_probe_auth(args, emulator))
         findings = [_finding(item) for item in report.get("findings") or []]
@@ -307,13 +340,15 @@ def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
         _fail("probe auth", str(e))
         return EXIT_USAGE
     errors = sum(f.severity is Severity.ERROR for f in findings)
+    key = "call_id" if args.calling else "conversation_id"  # the probe's transcript
     if args.json:
         json.dump(
             {
                 "bot": args.bot,
                 "app_id": report.get("app_id"),
                 "emulator": emulator,
-                "conversation_id": report.get("conversation_id"),
+                **({"calling": True} if args.calling else {}),
+                key: report.get(key),
                 "passed": errors == 0,
                 "errors": errors,
                 "warnings": sum(f.severity is Severity.WARNING for f in findings),
@@ -325,7 +360,8 @@ def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
         return EXIT_FAILED if errors else EXIT_OK
     colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
-    out.write(f"Auth probe of {args.bot} (app id {report.get('app_id')}) from {emulator}\n")
+    probe = "Calling auth probe" if args.calling else "Auth probe"
+    out.write(f"{probe} of {args.bot} (app id {report.get('app_id')}) from {emulator}\n")
     width = max(len(f.where) for f in findings)
     for f in findings:
         out.write(f"  {f.where:{width}} {_mark(f, colour)}  {f.message} [{f.rule}]\n")
@@ -349,18 +385,27 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
     body: dict[str, Any] = {"bot": args.bot, "timeout": args.timeout}
     if args.app_id:
         body["app_id"] = args.app_id
+    if args.calling:
+        body["calling"] = True
+        if args.bot.lower().startswith("https:"):  # the client certificate, as botemu call has it
+            body["certs"] = str(Path(args.certs).resolve())
+            if args.ca:
+                body["ca"] = str(Path(args.ca).resolve())
     if await running(emulator):
         return await _post_probe(emulator, body, args.timeout)
     if not args.app_id:
+        needs = "" if args.calling else " (and --app-password, which the bot's replies need)"
         raise BotemuError(
-            f"no botemu answers at {emulator}; to start one here, give --app-id (and "
-            "--app-password, which the bot's replies need)"
+            f"no botemu answers at {emulator}; to start one here, give --app-id{needs}"
         )
     parts = urlsplit(emulator)
+    bot = (
+        BotRegistration(args.app_id, args.app_password or "", calling_endpoint=args.bot)
+        if args.calling
+        else BotRegistration(args.app_id, args.app_password or "", args.bot)
+    )
     config = ServiceConfig(
-        host=parts.hostname or DEFAULT_HOST,
-        port=parts.port or DEFAULT_PORT,
-        bots=(BotRegistration(args.app_id, args.app_password or "", args.bot),),
+        host=parts.hostname or DEFAULT_HOST, port=parts.port or DEFAULT_PORT, bots=(bot,)
     )
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
@@ -368,7 +413,8 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
 
 
 async def _post_probe(emulator: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-    limit = len(auth.CASES) * timeout + 30
+    requests = auth_calling.REQUESTS if body.get("calling") else len(auth.CASES)
+    limit = requests * timeout + 30
     report: dict[str, Any] = await post_control(emulator, "/_botemu/probe/auth", body, limit)
     return report
 

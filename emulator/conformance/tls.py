@@ -1,9 +1,9 @@
 """The TLS probe: does a calling bot refuse client certificates that are not the platform's?
 
 Spec (Authentication, Calling platform to bot, 2): the platform presents a client certificate on
-every call, and the bot validates its common name, its validity period and its chain to the
-platform's CA. The probe posts a minimal Conversation once per case, each over a new connection
-that presents one certificate (or none) and verifies the bot against the CA:
+every call, and the bot validates its common name, its validity period, that it is not revoked and
+its chain to the platform's CA. The probe posts a minimal Conversation once per case, each over a
+new connection that presents one certificate (or none) and verifies the bot against the CA:
 
 ``valid``          the platform's own certificate: the positive control, must be accepted
 ``no-cert``        no client certificate
@@ -11,13 +11,19 @@ that presents one certificate (or none) and verifies the bot against the CA:
 ``not-yet-valid``  valid CA and name, validity starts tomorrow
 ``unknown-ca``     right name and dates, issued by a CA the bot has never seen
 ``wrong-cn``       botemu CA and good dates, a common name outside the platform's domain
+``revoked``        ``platform-revoked.pem``: botemu CA, the platform's name, good dates, but
+                   listed in the CA's CRL (``ca.crl.pem``, served at ``/_botemu/pki/crl``)
+
+The bad certificates of the middle four are issued in memory; the revoked one is persisted by
+``botemu certs`` (a bot must have loaded the CRL that lists it before the probe runs). A directory
+without it, or whose CRL does not list it, gets a warning for ``revoked`` instead of a connection.
 
 Verdicts: a refused TLS handshake, a reset or closed connection, or HTTP 401/403 is *refused*
 (info); HTTP 2xx is *accepted* (an error for every case but ``valid``); any other status or an
 invalid HTTP answer is *answered*, and no answer within the timeout is *timeout* (warnings: the
 bot neither accepted nor clearly refused). When ``valid`` is not accepted, refusals of the other
 cases prove nothing and are warnings. An unreachable bot, or one whose server certificate does not
-verify, raises ``ProbeError``. Revocation is not probed.
+verify, raises ``ProbeError``.
 """
 
 from __future__ import annotations
@@ -32,14 +38,17 @@ from pathlib import Path
 from typing import Literal
 
 import aiohttp
+from cryptography import x509
 from yarl import URL
 
 from emulator.certs import (
     PLATFORM_CN,
+    CertError,
     CertPaths,
     client_ssl_context_for,
     common_name,
     issue_client_cert,
+    read_crl,
     read_pem,
 )
 from emulator.errors import BotemuError
@@ -75,6 +84,13 @@ _r(
     _SOURCE + " (common name)",
     "The bot refuses a client certificate whose common name is not the platform's.",
 )
+_r(
+    "TLS-REVOKED",
+    Severity.ERROR,
+    _SOURCE,
+    "The bot refuses a client certificate that the platform CA's CRL lists as revoked (right "
+    "name, good dates).",
+)
 
 WRONG_CN = "intruder.example.invalid"
 Verdict = Literal["accepted", "refused", "answered", "timeout", "unreachable"]
@@ -92,13 +108,15 @@ class ProbeError(BotemuError):
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One connection attempt: a name (the findings' ``where``), its rule and what it presents."""
+    """One connection attempt: a name (the findings' ``where``), its rule and what it presents.
+    ``skipped`` says why the case cannot run (it is then a warning, with no connection)."""
 
     name: str
     rule: str
     presents: str
     chain_pem: bytes | None
     key_pem: bytes | None
+    skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +128,8 @@ class Attempt:
 
 
 def cases(paths: CertPaths, *, now: datetime | None = None) -> list[Case]:
-    """The six cases, the positive control first; the bad certificates are issued in memory."""
+    """The seven cases, the positive control first; the bad certificates are issued in memory,
+    but for the revoked one (``revoked_case``)."""
     now = now or datetime.now(UTC)
     cn = common_name(paths.client_cert) or PLATFORM_CN
     day, month = timedelta(days=1), timedelta(days=30)
@@ -145,7 +164,40 @@ def cases(paths: CertPaths, *, now: datetime | None = None) -> list[Case]:
             f"a certificate for the wrong common name {WRONG_CN}",
             *issue(WRONG_CN, now - day, now + month),
         ),
+        revoked_case(paths),
     ]
+
+
+def revoked_case(paths: CertPaths) -> Case:
+    """The ``revoked`` case: ``platform-revoked.pem`` when ``ca.crl.pem`` lists it, else a
+    skipped case saying what to run."""
+    name, rule = "revoked", "TLS-REVOKED"
+
+    def skipped(reason: str) -> Case:
+        return Case(name, rule, "a revoked certificate", None, None, reason)
+
+    files = (paths.revoked_cert, paths.revoked_key, paths.crl)
+    missing = [p.name for p in files if not p.is_file()]
+    if missing:
+        return skipped(
+            f"no {' or '.join(missing)} in {paths.dir}; 'botemu certs --dir {paths.dir}' "
+            "adds them and keeps the CA"
+        )
+    try:
+        chain, key = read_pem(paths.revoked_cert), read_pem(paths.revoked_key)
+        serial = x509.load_pem_x509_certificate(chain).serial_number
+        listed = read_crl(paths.crl).get_revoked_certificate_by_serial_number(serial) is not None
+    except CertError as e:
+        return skipped(str(e))
+    except ValueError:
+        return skipped(f"{paths.revoked_cert}: not a PEM certificate")
+    if not listed:
+        return skipped(
+            f"{paths.crl} does not list {paths.revoked_cert.name}; 'botemu certs --dir "
+            f"{paths.dir}' renews it"
+        )
+    presents = f"a revoked certificate (serial {serial:x}, listed in {paths.crl.name})"
+    return Case(name, rule, presents, chain, key)
 
 
 async def probe_tls(
@@ -168,6 +220,12 @@ async def probe_tls(
     findings: list[Finding] = []
     control: Attempt | None = None
     for case in cases(paths):
+        if case.skipped is not None:
+            finding = _skipped(case)
+            findings.append(finding)
+            if on_finding is not None:
+                on_finding(finding)
+            continue
         ctx = client_ssl_context_for(case.chain_pem, case.key_pem, ca_file=ca)
         attempt = await attempt_case(bot_url, case, ctx, timeout=timeout, ca_file=ca)
         if control is None:
@@ -334,6 +392,16 @@ def _judge(case: Case, attempt: Attempt, control: Attempt, timeout: float) -> Fi
                 f"{case.presents} make it stop?",
                 detail,
             )
+
+
+def _skipped(case: Case) -> Finding:
+    return Finding(
+        case.rule,
+        Severity.WARNING,
+        case.name,
+        f"not probed: {case.skipped}",
+        case.skipped,
+    )
 
 
 def _ssl_reason(error: BaseException | None) -> str:

@@ -1,17 +1,12 @@
 """Delivering activities to a bot's messaging endpoint, the way the connector does.
 
 Each activity carries ``serviceUrl`` pointing at botemu and goes out with a signed Bearer token
-(spec, Authentication, "Connector to bot"). By default that is a connector-path token: ``iss`` the
-connector issuer, ``aud`` the bot's app id, and a ``serviceurl`` claim equal to the activity's
-``serviceUrl`` exactly (field notes). On request it is an emulator-path token ("Local test emulator
-to bot"): ``iss`` the emulator issuer, ``aud`` the app id (v3.1) or the legacy audience (v3.0),
-and ``ver`` 1.0 with ``appid`` or 2.0 with ``azp``. Tokens are cached and reused until five
-minutes before they expire, not signed per request.
+(spec, Authentication, "Connector to bot"), made and cached by ``emulator.identity.bearer``: a
+connector-path token by default, an emulator-path token on request.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -20,61 +15,13 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from emulator.calling.delivery import read_limited
-from emulator.config import BotRegistration, Placeholders, Profile
-from emulator.identity.keys import KeyStore
-from emulator.identity.tokens import mint
+from emulator.config import BotRegistration
+from emulator.identity.bearer import REFRESH_BEFORE, BotTokens, TokenKind
 from emulator.jsonutil import JSON, JSONObject, dumps
 
+__all__ = ["CHANNEL_ID", "REFRESH_BEFORE", "ActivitySender", "BotAnswer", "BotTokens", "TokenKind"]
+
 CHANNEL_ID = "botemu"
-REFRESH_BEFORE = 300.0
-"""Seconds before expiry when a cached token is replaced."""
-
-
-class TokenKind(enum.StrEnum):
-    CONNECTOR = "connector"
-    EMULATOR = "emulator"
-
-
-@dataclass
-class BotTokens:
-    """The tokens botemu presents to bots, cached per bot, path and serviceUrl."""
-
-    keys: KeyStore
-    placeholders: Placeholders
-    profile: Profile = Profile.V31
-    clock: Callable[[], float] = time.time
-    lifetime: int = 3600
-    _cache: dict[tuple[str, str, str, str, str], tuple[str, float]] = field(default_factory=dict)
-
-    def token(
-        self,
-        app_id: str,
-        *,
-        service_url: str,
-        kind: TokenKind = TokenKind.CONNECTOR,
-        version: str = "1.0",
-    ) -> str:
-        now = self.clock()
-        kid = self.keys.current().kid
-        key = (app_id, service_url, kind.value, version, kid)
-        cached = self._cache.get(key)
-        if cached is not None and cached[1] - REFRESH_BEFORE > now:
-            return cached[0]
-        claims = self.claims(app_id, service_url=service_url, kind=kind, version=version)
-        token = mint(self.keys, claims, now=now, lifetime=self.lifetime)
-        self._cache[key] = (token, now + self.lifetime)
-        return token
-
-    def claims(
-        self, app_id: str, *, service_url: str, kind: TokenKind, version: str = "1.0"
-    ) -> JSONObject:
-        p = self.placeholders
-        if kind is TokenKind.CONNECTOR:
-            return {"iss": p.connector_issuer, "aud": app_id, "serviceurl": service_url}
-        audience = app_id if self.profile is Profile.V31 else p.legacy_audience
-        claims: JSONObject = {"iss": p.emulator_issuer, "aud": audience, "ver": version}
-        claims["azp" if version == "2.0" else "appid"] = app_id
-        return claims
 
 
 @dataclass(frozen=True, slots=True)

@@ -150,7 +150,7 @@ class SkillTokens(BotTokens):
     consumer: str = DEFAULT_CONSUMER
 
     def claims(
-        self, app_id: str, *, service_url: str, kind: TokenKind, version: str = "1.0"
+        self, app_id: str, *, service_url: str = "", kind: TokenKind, version: str = "1.0"
     ) -> JSONObject:
         return {"iss": self.placeholders.emulator_issuer, "aud": app_id, "ver": "1.0",
                 "appid": self.consumer}  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
 from emulator.calling.caller import (
@@ -34,6 +34,7 @@ from emulator.scenario.model import (
     Kind,
     LatencyExpect,
     OutcomeExpect,
+    Platform,
     ProbeName,
     PromptExpect,
     RecordingExpect,
@@ -87,6 +88,7 @@ class Parts:
     expect: tuple[Expectation, ...]
     faults: Faults
     probe: ProbeName | None = None
+    platform: Platform = field(default_factory=Platform)
 
 
 def kind_of(doc: Data) -> Kind:
@@ -102,7 +104,18 @@ def parts(doc: Data, site: Site) -> Parts:
     probe: ProbeName | None = doc["probe"] if kind == "probe" else None
     expect = expectations(doc.get("expect", {}), ("expect",), kind, site)
     faults = _faults(doc.get("faults", {}), ("faults",), kind, site)
-    return Parts(caller, messaging, expect, faults, probe)
+    platform = _platform(doc.get("platform", {}), ("platform",), kind, site)
+    return Parts(caller, messaging, expect, faults, probe, platform)
+
+
+def _platform(value: Data, path: DataPath, kind: Kind, site: Site) -> Platform:
+    if not value:
+        return Platform()
+    if kind != "call":
+        site.problem(path, "platform settings apply to calls; this scenario is a " + kind,
+                     at_key=True)  # fmt: skip
+        return Platform()
+    return Platform(value.get("app_id"), bool(value.get("legacy_validation_outcome", False)))
 
 
 # --- what happens ------------------------------------------------------------------------------

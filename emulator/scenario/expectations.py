@@ -211,7 +211,9 @@ class _Facts:
         parts = p.get("parts")
         if body is None and isinstance(parts, dict):
             body = parts.get("conversationResult")
-        result = _json(body)
+        # What the platform did, when a fault (unknown enum values) changed the bytes it sent.
+        made = p.get("platform_result")
+        result = made if isinstance(made, dict) else _json(body)
         if isinstance(result, dict):
             outcome = _member(result, "operationOutcome")
             if isinstance(outcome, dict):

@@ -387,6 +387,7 @@ class _Load:
             probe=parts.probe,
             expect=parts.expect,
             faults=parts.faults,
+            platform=parts.platform,
             variables=tuple(entry.items()) if entry is not None else (),
             spec=data.get("spec"),
             path=self.path,

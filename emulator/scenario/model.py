@@ -6,7 +6,7 @@ point back into the file, so a failure names ``file:line``.
 
 A scenario is one of three kinds: a **call** (``caller``: a caller script, optionally with reactive
 ``when`` rules), a **conversation** (``messaging``: the user's turns), or a **probe** (``probe``: a
-conformance probe run against the messaging bot, such as ``auth``). Each kind carries ``expect``
+conformance probe run against a bot: ``auth``, ``auth-calling``). Each kind carries ``expect``
 (checked after the run; a probe takes only ``findings``), ``faults`` (what the platform does wrong
 on purpose: calls), ``variables`` (``${name}`` in strings), and a ``matrix`` (one run per
 parameter set).
@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Literal
 
 from emulator.calling.caller import CallerScript
+from emulator.calling.faults import PlatformFaults
 from emulator.jsonutil import JSON
 from emulator.patterns import compile_pattern
 
 EndedBy = Literal["bot", "caller", "platform"]
-ProbeName = Literal["auth"]
-"""The probes a scenario can run (``probe: auth``: ``emulator.conformance.auth``)."""
+ProbeName = Literal["auth", "auth-calling"]
+"""The probes a scenario can run (``probe: auth``: ``emulator.conformance.auth``, against the
+messaging bot; ``probe: auth-calling``: ``emulator.conformance.auth_calling``, against the calling
+bot)."""
 Kind = Literal["call", "conversation", "probe"]
 
 
@@ -198,6 +201,28 @@ class Faults:
     def any(self) -> bool:
         return self != Faults()
 
+    def platform_faults(self) -> PlatformFaults:
+        """These settings as the calling session understands them."""
+        return PlatformFaults(
+            fail_callbacks=self.fail_callbacks,
+            duplicate_callbacks=self.duplicate_callbacks,
+            drop_callbacks=self.drop_callbacks,
+            unknown_fields=self.unknown_fields,
+            unknown_enums=self.unknown_enums,
+            caller_delay=self.caller_delay,
+            reject_workflows=self.reject_workflows,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """How the calling platform places a scenario's call. ``app_id``: the bot's app id (the
+    audience of the Bearer token, ``appId`` of results); ``legacy_validation_outcome``: the
+    validation outcome type spelt ``worfklowValidationOutcome``, as the real SDKs spelt it."""
+
+    app_id: str | None = None
+    legacy_validation_outcome: bool = False
+
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
@@ -209,9 +234,11 @@ class Scenario:
     caller: CallerScript | None = None
     messaging: tuple[Turn, ...] | None = None
     probe: ProbeName | None = None
-    """A probe scenario: the conformance probe to run against the messaging bot."""
+    """A probe scenario: the conformance probe to run (``auth`` against the messaging bot,
+    ``auth-calling`` against the calling bot)."""
     expect: tuple[Expectation, ...] = ()
     faults: Faults = field(default_factory=Faults)
+    platform: Platform = field(default_factory=Platform)
     variables: tuple[tuple[str, str], ...] = ()
     """The matrix entry (or variables) this instance was made with, for its test id."""
     spec: str | None = None

@@ -49,8 +49,11 @@ from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS, Media
 from emulator.calling.events import EndReason
 from emulator.calling.faults import PlatformFaults
 from emulator.calling.session import CallReport, CallSettings, place_call
+from emulator.calling.tokens import Resolved, resolve
+from emulator.calling.wire import WireOptions
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.conformance.auth import CASES, PROBE_USER
+from emulator.conformance.auth_calling import PROBE_CALLER, REQUESTS
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
 from emulator.errors import BotemuError
@@ -94,7 +97,12 @@ class Target:
     bot's certificate chains to (default its ``ca.pem``). ``certs`` also keeps an in-process
     emulator's signing keys."""
     emulator: str | None = None
-    """A running botemu (for conversations and probes); None: the runner starts one in-process."""
+    """A running botemu (for conversations and probes); None: the runner starts one in-process.
+    Calls take their Bearer token from it too (``emulator.calling.tokens.resolve``)."""
+    no_token: bool = False
+    """Calls carry no Authorization header (a bot that relies on the client certificate)."""
+    legacy_validation_outcome: bool = False
+    """Write the validation outcome type as ``worfklowValidationOutcome`` in every call."""
 
 
 @dataclass(frozen=True)
@@ -124,15 +132,7 @@ class CannotRun(BotemuError):
 
 def platform_faults(faults: Faults) -> PlatformFaults:
     """The scenario's fault settings as the calling session understands them."""
-    return PlatformFaults(
-        fail_callbacks=tuple(faults.fail_callbacks),
-        duplicate_callbacks=tuple(faults.duplicate_callbacks),
-        drop_callbacks=tuple(faults.drop_callbacks),
-        unknown_fields=faults.unknown_fields,
-        unknown_enums=faults.unknown_enums,
-        caller_delay=faults.caller_delay,
-        reject_workflows=tuple(faults.reject_workflows),
-    )
+    return faults.platform_faults()
 
 
 class Runner:
@@ -159,6 +159,7 @@ class Runner:
         self._ssl: ssl.SSLContext | None = None
         self._local: _Local | None = None
         self._lock = asyncio.Lock()
+        self._tokens: dict[str | None, Resolved] = {}
 
     async def __aenter__(self) -> Runner:
         self._http = aiohttp.ClientSession()
@@ -234,16 +235,22 @@ class Runner:
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
             raise CannotRun(f"the calling bot {url!r} is not an http(s) URL")
         retry = RetryPolicy() if self.timeout is None else RetryPolicy(timeout=self.timeout)
+        resolved = await self._call_tokens(url, scenario.platform.app_id or self.target.app_id)
+        legacy = (
+            self.target.legacy_validation_outcome or scenario.platform.legacy_validation_outcome
+        )
         settings = CallSettings(
             bot_url=url,
             caller=scenario.caller or CallerScript(),
             seed=None if self.seed is None else derive_seed(self.seed, scenario.id),
             retry=retry,
             max_workflows=self.max_workflows,
-            app_id=self.target.app_id,
+            wire=WireOptions(legacy_validation_outcome_type=legacy),
+            app_id=resolved.app_id,
             ssl_context=self._ssl_context() if parts.scheme.lower() == "https" else None,
             scenario=scenario.id,
             faults=platform_faults(scenario.faults),
+            tokens=resolved.tokens,
         )
         assert self._http is not None
         report = await place_call(settings, self.store, http=self._http, media_cache=self._media)
@@ -259,6 +266,17 @@ class Runner:
         self._verdict(report.call_id, report.end_reason.value, not failures)
         return ScenarioResult(scenario, not failures, tuple(failures), report.findings, ids,
                               time.perf_counter() - started, report.vtime, None, ladder)  # fmt: skip
+
+    async def _call_tokens(self, url: str, app_id: str | None) -> Resolved:
+        """The Bearer token source of calls for ``app_id`` (found once per runner)."""
+        async with self._lock:
+            found = self._tokens.get(app_id)
+            if found is None:
+                found = self._tokens[app_id] = await resolve(
+                    bot_url=url, app_id=app_id, emulator=self.target.emulator,
+                    certs=self.target.certs, no_token=self.target.no_token,
+                )  # fmt: skip
+            return found
 
     def _ssl_context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -309,32 +327,45 @@ class Runner:
     async def _probe(self, scenario: Scenario, started: float) -> ScenarioResult:
         """``probe: auth``: the auth probe through the botemu's control route (the in-process
         one, or ``Target.emulator``), which runs it with that botemu's keys and records each
-        finding in the probe conversation's transcript; that transcript is judged."""
-        bot = self.target.messaging_bot
+        finding in the probe conversation's transcript; that transcript is judged.
+        ``probe: auth-calling``: the calling auth probe through the same route (``"calling":
+        true``) against the calling bot (an https one with the client certificate of
+        ``Target.certs``), recorded in a call transcript."""
+        calling = scenario.probe == "auth-calling"
+        bot = self.target.bot_url if calling else self.target.messaging_bot
         if not bot:
-            raise CannotRun(f"this scenario is a probe ({scenario.probe}), and no messaging bot "
-                            "was given (--messaging-bot URL)")  # fmt: skip
+            which = "calling bot" if calling else "messaging bot"
+            flag = "--bot" if calling else "--messaging-bot"
+            raise CannotRun(f"this scenario is a probe ({scenario.probe}), and no {which} was "
+                            f"given ({flag} URL)")  # fmt: skip
         if scenario.faults.any:
             raise CannotRun("faults apply to calls; this probe sets some")
         if self.target.emulator is None:
             await self._local_emulator()
         base = self.emulator_url
         assert base is not None and self._http is not None
-        if self.target.emulator is not None:  # it answers, and knows the bot: its app id
+        body: dict[str, Any] = {"bot": bot, "timeout": self.timeout or PROBE_TIMEOUT}
+        if calling:  # without an app id, the running botemu's registered calling bot
+            app_id = self.target.app_id or (None if self.target.emulator else DEFAULT_APP_ID)
+            body.update({"calling": True, "app_id": app_id} if app_id else {"calling": True})
+            if urlsplit(bot).scheme.lower() == "https":
+                body["certs"] = str((self.target.certs or Path("certs")).resolve())
+                if self.target.ca is not None:
+                    body["ca"] = str(self.target.ca.resolve())
+        elif self.target.emulator is not None:  # it answers, and knows the bot: its app id
             app_id = (await _Remote.open(base, bot, self.target.app_id, self)).app_id
+            body["app_id"] = app_id
         else:
-            app_id = self.target.app_id or DEFAULT_APP_ID
-        body: dict[str, Any] = {"bot": bot, "app_id": app_id,
-                                "timeout": self.timeout or PROBE_TIMEOUT}  # fmt: skip
-        report = await self._post_probe(f"{base}/_botemu/probe/{scenario.probe}", body)
+            app_id = body["app_id"] = self.target.app_id or DEFAULT_APP_ID
+        report = await self._post_probe(f"{base}/_botemu/probe/auth", body)
         if isinstance(report, str):  # the bot could not be reached
             return self._not_run(scenario, f"the bot at {bot} {report}", started)
-        conversation_id = str(report.get("conversation_id"))
+        transcript_id = str(report.get("call_id" if calling else "conversation_id"))
         raw = report.get("findings")
         items = raw if isinstance(raw, list) else []
         findings = tuple(_finding_of(f) for f in items if isinstance(f, dict))
         transcript, events = await self._probe_transcript(
-            scenario, conversation_id, findings, app_id
+            scenario, transcript_id, findings, str(report.get("app_id") or app_id), calling
         )
         failures = evaluate(scenario, events, None)
         self._verdict(transcript, "probe finished", not failures)
@@ -345,7 +376,8 @@ class Runner:
         """The control route's report; a string: why the bot could not be reached (502)."""
         assert self._http is not None
         seconds = float(body["timeout"])
-        timeout = aiohttp.ClientTimeout(total=seconds * PROBE_CASES + 30.0)
+        requests = REQUESTS if body.get("calling") else PROBE_CASES
+        timeout = aiohttp.ClientTimeout(total=seconds * requests + 30.0)
         async with self._http.post(url, json=body, timeout=timeout) as response:
             text = await response.text()
             if response.status == 502:
@@ -368,9 +400,11 @@ class Runner:
         conversation_id: str,
         findings: tuple[Finding, ...],
         app_id: str,
+        calling: bool = False,
     ) -> tuple[str, list[StoredEvent]]:
-        """The probe conversation's transcript, when this store has it (an in-process botemu, or
-        a running one sharing the file); otherwise one written here from the route's report."""
+        """The probe conversation's (or ``calling``: call's) transcript, when this store has it
+        (an in-process botemu, or a running one sharing the file); otherwise one written here
+        from the route's report."""
         store = self.store
         deadline = time.monotonic() + TRANSCRIPT_SETTLE
         while store.call(conversation_id) is not None:
@@ -379,10 +413,10 @@ class Runner:
             if got >= len(findings) or time.monotonic() >= deadline:
                 return conversation_id, events
             await asyncio.sleep(POLL)
-        transcript = store.start(kind="conversation", bot=app_id,
-                                 caller=str(PROBE_USER["id"]), scenario=scenario.id)  # fmt: skip
+        kind, caller = ("call", PROBE_CALLER) if calling else ("conversation", PROBE_USER["id"])
+        transcript = store.start(kind=kind, bot=app_id, caller=str(caller), scenario=scenario.id)
         store.append(transcript, EventKind.NOTE, {
-            "summary": f"{scenario.probe} probe in conversation {conversation_id} through the "
+            "summary": f"{scenario.probe} probe in {kind} {conversation_id} through the "
             f"botemu at {self.emulator_url} (its own transcript is in its database)",
             "conversation_id": conversation_id,
         })  # fmt: skip

@@ -91,6 +91,8 @@ class TargetSettings:
     emulator: str | None = None
     certs: Path | None = None
     ca: Path | None = None
+    no_token: bool = False
+    legacy_validation_outcome: bool = False
 
 
 def read_config(path: Path) -> dict[str, str]:
@@ -154,6 +156,8 @@ def target_settings(
         emulator=pick("emulator"),
         certs=_path(pick("certs")),
         ca=_path(pick("ca")),
+        no_token=bool(getattr(args, "no_token", False)),
+        legacy_validation_outcome=bool(getattr(args, "legacy_validation_outcome", False)),
     )
     for flag, url in (("--bot", target.bot), ("--messaging-bot", target.messaging_bot),
                       ("--emulator", target.emulator)):  # fmt: skip
@@ -170,7 +174,7 @@ def _path(value: str | None) -> Path | None:
 
 def check_target(target: TargetSettings, scenarios: Sequence[Scenario]) -> None:
     """Refuse a run whose scenarios need a bot that was not given."""
-    calls = sum(s.kind == "call" for s in scenarios)
+    calls = sum(s.kind == "call" or s.probe == "auth-calling" for s in scenarios)
     talks = len(scenarios) - calls
     if calls and target.bot is None:
         raise ConfigError(f"{_are(calls, 'a call', 'calls')}: give --bot URL (or bot: in --config)")
@@ -385,6 +389,8 @@ def open_runner(
         certs=target.certs,
         ca=target.ca,
         emulator=target.emulator,
+        no_token=target.no_token,
+        legacy_validation_outcome=target.legacy_validation_outcome,
     )
     return Runner(made, store, seed=seed, max_workflows=max_workflows, timeout=timeout)
 
@@ -450,11 +456,18 @@ def add_arguments(test: argparse.ArgumentParser) -> None:
     target = test.add_argument_group("target (flags win over --config)")
     target.add_argument("--bot", metavar="URL", help="the calling bot's URL")
     target.add_argument("--messaging-bot", metavar="URL", help="the messaging bot's endpoint")
-    target.add_argument("--app-id", metavar="ID", help="the messaging bot's app id")
+    target.add_argument("--app-id", metavar="ID", help="the bot's app id (the messaging bot's "
+                        "registration; the audience of the calling Bearer token)")  # fmt: skip
     target.add_argument("--app-password", metavar="PW",
                         help=f"the messaging bot's password (default ${ENV_PASSWORD})")  # fmt: skip
     target.add_argument("--emulator", metavar="URL",
-                        help="a running botemu to chat through (default: start one)")  # fmt: skip
+                        help="a running botemu to chat through, whose keys sign the calling "
+                        "Bearer token (default: start one to chat; sign with the botemu at "
+                        "http://127.0.0.1:9070 if it answers, else with the keys in --certs)")  # fmt: skip
+    target.add_argument("--no-token", action="store_true",
+                        help="calls carry no Authorization header")  # fmt: skip
+    target.add_argument("--legacy-validation-outcome", action="store_true",
+                        help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
     target.add_argument("--config", type=Path, metavar="FILE",
                         help=f"YAML with the target keys: {', '.join(CONFIG_KEYS)}")  # fmt: skip
     target.add_argument("--certs", metavar="DIR", help="certificates for https bots (botemu certs)")

@@ -2,12 +2,17 @@
 
 The bots are here, built on ``server_ssl_context``:
 
-strict      requires a client certificate chained to the CA and answers 403 to a wrong CN
+strict      requires a client certificate chained to the CA and not revoked by its CRL, and
+            answers 403 to a wrong CN
+no-crl      strict, but never loads the CRL, so it accepts the revoked certificate
 lax         the certificate is optional (checked when sent) and the CN is never looked at
 open        never asks for a client certificate
 stranger    trusts a different CA for clients, so it refuses even the platform
 not-found   strict TLS, but answers 404 to everything
 slow-cn     strict TLS, but hangs on a wrong CN instead of refusing it
+
+and the reference IVR bot (``examples/ivr_bot.py``), with and without ``ca.crl.pem`` beside its
+certificates.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ import argparse
 import asyncio
 import io
 import json
+import shutil
 import socket
 import ssl
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import trustme
@@ -29,8 +36,11 @@ from emulator.certs import PLATFORM_CN, CertPaths, ensure_certs, server_ssl_cont
 from emulator.conformance.cli import register
 from emulator.conformance.tls import RULES, ProbeError, probe_tls
 from emulator.findings import Finding, Severity
+from tests.support import load_module
 
-CASES = ["valid", "no-cert", "expired", "not-yet-valid", "unknown-ca", "wrong-cn"]
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+CASES = ["valid", "no-cert", "expired", "not-yet-valid", "unknown-ca", "wrong-cn", "revoked"]
 WORKFLOW = {"id": "w1", "actions": [{"action": "answer", "operationId": "a1"}]}
 
 
@@ -48,7 +58,7 @@ def make_bot(kind: str, paths: CertPaths) -> tuple[web.Application, ssl.SSLConte
         await request.read()
         if kind == "not-found":
             return web.Response(status=404)
-        if kind in ("strict", "slow-cn") and peer_cn(request) != PLATFORM_CN:
+        if kind in ("strict", "no-crl", "slow-cn") and peer_cn(request) != PLATFORM_CN:
             if kind == "slow-cn":
                 await asyncio.sleep(30)
             return web.Response(status=403, text="wrong client certificate")
@@ -56,7 +66,9 @@ def make_bot(kind: str, paths: CertPaths) -> tuple[web.Application, ssl.SSLConte
 
     app = web.Application()
     app.router.add_post("/api/calls", calls)
-    ctx = server_ssl_context(paths, require_client_cert=kind != "lax")
+    ctx = server_ssl_context(
+        paths, require_client_cert=kind != "lax", check_revocation=kind != "no-crl"
+    )
     if kind == "open":
         ctx.verify_mode = ssl.CERT_NONE
     if kind == "stranger":
@@ -90,6 +102,7 @@ def test_every_rule_is_registered_with_its_spec_source() -> None:
         "TLS-NOT-YET-VALID",
         "TLS-UNKNOWN-CA",
         "TLS-WRONG-CN",
+        "TLS-REVOKED",
     ]
     assert all(r.source.startswith("spec Authentication, Calling platform to bot 2") for r in RULES)
 
@@ -108,6 +121,10 @@ async def test_a_strict_bot_passes_every_case(
     by_case = {f.where: f for f in findings}
     assert "(HTTP 403)" in by_case["wrong-cn"].message
     assert by_case["expired"].message.startswith("refused a call with an expired certificate")
+    revoked = by_case["revoked"]
+    assert revoked.rule == "TLS-REVOKED"
+    assert revoked.message.startswith("refused a call with a revoked certificate (serial ")
+    assert "listed in ca.crl.pem" in revoked.message
 
 
 @pytest.mark.parametrize(
@@ -115,6 +132,7 @@ async def test_a_strict_bot_passes_every_case(
     [
         pytest.param("lax", {"no-cert", "wrong-cn"}, id="lax"),
         pytest.param("open", set(CASES[1:]), id="open"),
+        pytest.param("no-crl", {"revoked"}, id="no-crl"),
     ],
 )
 async def test_the_probe_fails_exactly_on_the_cases_a_bot_lets_through(
@@ -128,6 +146,77 @@ async def test_the_probe_fails_exactly_on_the_cases_a_bot_lets_through(
         if f.severity is Severity.ERROR:
             assert f.message.startswith("the bot accepted a call with")
             assert f.evidence == "HTTP 200"
+
+
+async def test_a_bot_that_ignores_the_crl_fails_tls_revoked(
+    paths: CertPaths, tmp_path: Path, aiohttp_server: AiohttpServer
+) -> None:
+    url = await start("no-crl", paths, tmp_path, aiohttp_server)
+    findings = await probe_tls(url, paths, timeout=5)
+    failed = [f for f in findings if f.severity is Severity.ERROR]
+    assert [(f.where, f.rule) for f in failed] == [("revoked", "TLS-REVOKED")]
+    assert failed[0].message.startswith("the bot accepted a call with a revoked certificate")
+    assert failed[0].evidence == "HTTP 200"
+
+
+def load_ivr_bot() -> ModuleType:
+    return load_module(ROOT / "examples" / "ivr_bot.py", "ivr_bot_tls_probe")
+
+
+async def serve_ivr_bot(aiohttp_server: AiohttpServer, cert_dir: Path, tmp_path: Path) -> str:
+    ivr = load_ivr_bot()
+    app = ivr.make_app(platform_cn=PLATFORM_CN, voicemail_dir=tmp_path / "vm")
+    server = await aiohttp_server(app, ssl=ivr.tls_context(cert_dir))
+    return f"https://127.0.0.1:{server.port}{ivr.CALLS_PATH}"
+
+
+async def test_the_reference_ivr_bot_loads_the_crl_and_passes(
+    paths: CertPaths, tmp_path: Path, aiohttp_server: AiohttpServer
+) -> None:
+    url = await serve_ivr_bot(aiohttp_server, paths.dir, tmp_path)
+    findings = await probe_tls(url, paths, timeout=5)
+    assert verdicts(findings) == dict.fromkeys(CASES, Severity.INFO)
+    assert findings[-1].message.startswith("refused a call with a revoked certificate")
+
+
+async def test_the_reference_ivr_bot_without_the_crl_fails_tls_revoked(
+    paths: CertPaths, tmp_path: Path, aiohttp_server: AiohttpServer
+) -> None:
+    bare = tmp_path / "bare"  # the bot's files, without ca.crl.pem
+    bare.mkdir()
+    for path in (paths.ca, paths.bot_cert, paths.bot_key):
+        shutil.copy(path, bare / path.name)
+    url = await serve_ivr_bot(aiohttp_server, bare, tmp_path)
+    findings = await probe_tls(url, paths, timeout=5)
+    assert {f.where: f.rule for f in findings if f.severity is Severity.ERROR} == {
+        "revoked": "TLS-REVOKED"
+    }
+
+
+async def test_without_the_revoked_certificate_the_case_is_a_warning(
+    paths: CertPaths, tmp_path: Path, aiohttp_server: AiohttpServer
+) -> None:
+    url = await start("strict", paths, tmp_path, aiohttp_server)
+    paths.revoked_key.unlink()  # a directory from before revocation was probed
+    findings = await probe_tls(url, paths, timeout=5)
+    assert verdicts(findings) == {
+        **dict.fromkeys(CASES, Severity.INFO),
+        "revoked": Severity.WARNING,
+    }
+    revoked = findings[-1]
+    assert revoked.rule == "TLS-REVOKED"
+    assert revoked.message.startswith("not probed: no platform-revoked.key in ")
+    assert "'botemu certs --dir" in revoked.message
+
+
+async def test_a_crl_that_does_not_list_the_certificate_makes_the_case_a_warning(
+    paths: CertPaths, tmp_path: Path, aiohttp_server: AiohttpServer
+) -> None:
+    url = await start("strict", paths, tmp_path, aiohttp_server)
+    paths.crl.write_bytes(ensure_certs(tmp_path / "other").crl.read_bytes())
+    findings = await probe_tls(url, paths, timeout=5)
+    assert verdicts(findings)["revoked"] is Severity.WARNING
+    assert "ca.crl.pem does not list platform-revoked.pem" in findings[-1].message
 
 
 async def test_a_bot_that_refuses_the_platform_makes_the_rest_inconclusive(
@@ -153,6 +242,7 @@ async def test_other_statuses_are_warnings(
         "not-yet-valid": Severity.INFO,
         "unknown-ca": Severity.INFO,
         "wrong-cn": Severity.WARNING,
+        "revoked": Severity.INFO,
     }
     assert findings[0].evidence == "HTTP 404"
 
@@ -163,7 +253,7 @@ async def test_a_bot_that_hangs_gets_a_warning(
     url = await start("slow-cn", paths, tmp_path, aiohttp_server)
     findings = await probe_tls(url, paths, timeout=1)
     assert verdicts(findings)["wrong-cn"] is Severity.WARNING
-    assert findings[-1].message.endswith("within 1 s")
+    assert {f.where: f for f in findings}["wrong-cn"].message.endswith("within 1 s")
 
 
 async def test_a_bot_certificate_from_another_ca_stops_the_probe(
@@ -200,6 +290,7 @@ async def test_a_bot_that_does_not_speak_http_gets_warnings(paths: CertPaths) ->
         "not-yet-valid": Severity.INFO,
         "unknown-ca": Severity.INFO,
         "wrong-cn": Severity.WARNING,
+        "revoked": Severity.INFO,
     }
     assert findings[0].evidence == "an invalid HTTP response (Bad status line)"
     assert all("\n" not in f.message for f in findings)
@@ -248,8 +339,8 @@ async def test_cli_strict_bot_exits_0(
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == f"TLS probe of {url}"
-    assert [line.split()[:2] for line in lines[1:7]] == [[case, "pass"] for case in CASES]
-    assert lines[-1] == f"{url}: passed: 6 of 6 cases passed, 0 errors, 0 warnings"
+    assert [line.split()[:2] for line in lines[1:8]] == [[case, "pass"] for case in CASES]
+    assert lines[-1] == f"{url}: passed: 7 of 7 cases passed, 0 errors, 0 warnings"
 
 
 async def test_cli_lax_bot_exits_1_with_json(
@@ -268,6 +359,21 @@ async def test_cli_lax_bot_exits_1_with_json(
     assert errors == ["TLS-NO-CERT", "TLS-WRONG-CN"]
 
 
+async def test_cli_bot_ignoring_the_crl_exits_1_naming_tls_revoked(
+    paths: CertPaths,
+    tmp_path: Path,
+    aiohttp_server: AiohttpServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = await start("no-crl", paths, tmp_path, aiohttp_server)
+    code, out, err = await run_cli(["--bot", url, "--certs", str(paths.dir)], capsys)
+    assert (code, err) == (1, "")
+    failed = [line for line in out.splitlines() if " FAIL " in line]
+    assert len(failed) == 1
+    assert failed[0].split()[0] == "revoked"
+    assert failed[0].endswith("[TLS-REVOKED]")
+
+
 async def test_cli_human_output_marks_failures(
     paths: CertPaths,
     tmp_path: Path,
@@ -279,7 +385,7 @@ async def test_cli_human_output_marks_failures(
     assert code == 1
     failed = [line.split()[0] for line in out.splitlines() if " FAIL " in line]
     assert failed == ["no-cert", "wrong-cn"]
-    assert out.splitlines()[-1] == f"{url}: FAILED: 4 of 6 cases passed, 2 errors, 0 warnings"
+    assert out.splitlines()[-1] == f"{url}: FAILED: 5 of 7 cases passed, 2 errors, 0 warnings"
 
 
 @pytest.mark.parametrize(
