@@ -7,7 +7,12 @@ Starts ``examples/ivr_bot.py`` in its own process, then in the same run measures
   concurrency, each posting a Conversation notification (so the bot does the same kind of work);
 - the ratio of the two request rates (target: at least 0.7).
 
-Asserts nothing about time. Run: ``python benchmarks/calls.py [--calls 200] [--concurrency 4]``.
+With ``--token``, a ``botemu serve`` runs beside the bot, the bot checks the Bearer token on every
+request against its OpenID metadata (``--app-id``), botemu sends one on every request, and the raw
+POSTs carry the same token: both sides pay the bot's token check.
+
+Asserts nothing about time. Run: ``python benchmarks/calls.py [--calls 200] [--concurrency 4]
+[--token]``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import aiohttp
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.session import CallSettings, place_call
+from emulator.calling.tokens import LocalTokens, TokenSource, local_tokens
+from emulator.config import ServiceConfig
 from emulator.transcripts.store import TranscriptStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +49,12 @@ def free_port() -> int:
         return port
 
 
-async def wait_for(url: str, seconds: float = 20.0) -> None:
+async def wait_for(url: str, seconds: float = 20.0, *, get: bool = False) -> None:
     deadline = time.monotonic() + seconds
     async with aiohttp.ClientSession() as http:
         while time.monotonic() < deadline:
             try:
-                async with http.post(url, data=b"{}") as response:
+                async with http.request("GET" if get else "POST", url, data=b"{}") as response:
                     await response.read()
                     return
             except aiohttp.ClientError:
@@ -55,22 +62,28 @@ async def wait_for(url: str, seconds: float = 20.0) -> None:
     raise SystemExit(f"the bot did not start at {url}")
 
 
+APP_ID = "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+
+
 async def emulator_rate(
-    url: str, calls: int, concurrency: int, db: Path
+    url: str, calls: int, concurrency: int, db: Path, tokens: TokenSource | None = None
 ) -> tuple[float, int, float]:
     """(seconds, bot requests, calls) for ``calls`` calls placed ``concurrency`` at a time."""
     store = TranscriptStore(db, write_behind=True)
     caller = CallerScript.from_inline(SCRIPT)
-    settings = CallSettings(bot_url=url, caller=caller, seed=1)
+    settings = CallSettings(bot_url=url, caller=caller, seed=1, tokens=tokens,
+                            app_id=APP_ID if tokens else None)  # fmt: skip
     queue = list(range(calls))
     requests = 0
 
-    async def worker(http: aiohttp.ClientSession) -> None:
+    def count(kind: str, payload: object, vtime: float) -> None:
         nonlocal requests
+        requests += kind == "http.request"  # each request the bot answered (no retries here)
+
+    async def worker(http: aiohttp.ClientSession) -> None:
         while queue:
             queue.pop()
-            report = await place_call(settings, store, http=http)
-            requests += report.workflows + 1 if report.workflows else 1
+            await place_call(settings, store, http=http, listener=count)
 
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as http:
@@ -81,7 +94,9 @@ async def emulator_rate(
     return elapsed, requests, calls
 
 
-async def raw_rate(url: str, posts: int, concurrency: int) -> tuple[float, int]:
+async def raw_rate(
+    url: str, posts: int, concurrency: int, token: str | None = None
+) -> tuple[float, int]:
     """(seconds, posts): plain aiohttp POSTs of a Conversation, read to the end."""
     queue = list(range(posts))
 
@@ -100,6 +115,8 @@ async def raw_rate(url: str, posts: int, concurrency: int) -> tuple[float, int]:
                 "X-Platform-Chain-ID": str(uuid.uuid4()),
                 "X-Platform-Message-ID": str(uuid.uuid4()),
             }
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
             async with http.post(url, data=body, headers=headers) as response:
                 await response.read()
 
@@ -110,24 +127,33 @@ async def raw_rate(url: str, posts: int, concurrency: int) -> tuple[float, int]:
         return time.perf_counter() - started, posts
 
 
-async def measure(url: str, calls: int, concurrency: int, rounds: int) -> None:
+async def measure(
+    url: str, calls: int, concurrency: int, rounds: int, tokens: TokenSource | None
+) -> None:
     await wait_for(url)
+    token = None
+    if isinstance(tokens, LocalTokens):  # the bot fetches its keys from that botemu
+        await wait_for(tokens.tokens.placeholders.openid_metadata_url, get=True)
+    if tokens is not None:
+        async with aiohttp.ClientSession() as http:
+            token = await tokens.token(http)
     rates: list[tuple[float, float, float]] = []  # (calls/s, requests/s, raw posts/s) per round
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
-        await emulator_rate(url, max(10, calls // 10), concurrency, db)  # warm up both sides
-        await raw_rate(url, max(40, calls // 4), concurrency)
+        await emulator_rate(url, max(10, calls // 10), concurrency, db, tokens)  # warm up both
+        await raw_rate(url, max(40, calls // 4), concurrency, token)
         for _ in range(rounds):  # alternate, so both see the same machine load
-            elapsed, requests, placed = await emulator_rate(url, calls, concurrency, db)
-            raw_elapsed, posts = await raw_rate(url, requests, concurrency)
+            elapsed, requests, placed = await emulator_rate(url, calls, concurrency, db, tokens)
+            raw_elapsed, posts = await raw_rate(url, requests, concurrency, token)
             rates.append((placed / elapsed, requests / elapsed, posts / raw_elapsed))
     calls_s = statistics.median(r[0] for r in rates)
     emulated = statistics.median(r[1] for r in rates)
     raw = statistics.median(r[2] for r in rates)
     ratios = sorted(r[1] / r[2] for r in rates)
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    checked = "; the bot checks a Bearer token on every request" if tokens else ""
     print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency {concurrency}, "
-          f"{rounds} rounds of {calls} calls; medians)")  # fmt: skip
+          f"{rounds} rounds of {calls} calls; medians{checked})")  # fmt: skip
     print(f"  calls per second:               {calls_s:8.1f}")
     print(f"  bot requests per second:        {emulated:8.1f}  (Conversation + callbacks)")
     print(f"  raw aiohttp POSTs per second:   {raw:8.1f}")
@@ -145,19 +171,35 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21, help="short rounds, each paired "
                         "with a raw round right after it: a burst of load on a shared machine "
                         "then spoils a few pairs, not the median")  # fmt: skip
+    parser.add_argument("--token", action="store_true", help="the bot checks a Bearer token "
+                        "on every request (a botemu serve publishes the keys)")  # fmt: skip
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}/api/calls"
-    bot = subprocess.Popen(
-        [sys.executable, str(BOT), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        asyncio.run(measure(url, args.calls, args.concurrency, args.rounds))
-    finally:
-        bot.terminate()
-        bot.wait(timeout=10)
+    with tempfile.TemporaryDirectory() as state:
+        children: list[subprocess.Popen[bytes]] = []
+        argv = [sys.executable, str(BOT), "--port", str(port)]
+        tokens = None
+        if args.token:
+            config = ServiceConfig(port=free_port(), certs_dir=Path(state))
+            children.append(subprocess.Popen(
+                [sys.executable, "-m", "emulator", "serve", "--port", str(config.port),
+                 "--certs", state, "--db", str(Path(state) / "serve.db")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ))  # fmt: skip
+            p = config.placeholders()
+            argv += ["--app-id", APP_ID, "--openid-metadata-url", p.openid_metadata_url,
+                     "--connector-issuer", p.connector_issuer]  # fmt: skip
+            tokens = local_tokens(config, APP_ID)
+        children.append(
+            subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+        try:
+            asyncio.run(measure(url, args.calls, args.concurrency, args.rounds, tokens))
+        finally:
+            for child in children:
+                child.terminate()
+                child.wait(timeout=10)
 
 
 if __name__ == "__main__":
