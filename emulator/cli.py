@@ -21,6 +21,7 @@ from emulator.calling.wire import loads
 from emulator.conformance.auth import RULES as AUTH_RULES
 from emulator.conformance.auth_calling import RULES as AUTH_CALLING_RULES
 from emulator.conformance.tls import RULES as TLS_RULES
+from emulator.connector.rules import CONNECTOR_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
 from emulator.jsonpos import locate, position_of
@@ -229,6 +230,7 @@ REGISTRIES: tuple[RuleRegistry, ...] = (
     TLS_RULES,
     AUTH_RULES,
     AUTH_CALLING_RULES,
+    CONNECTOR_RULES,
     MANIFEST_RULES,
     SKILL_CHECK_RULES,
     EXPECTATION_RULES,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
@@ -36,6 +36,17 @@ IDENTITY = "/_identity"
 """Where the identity service lives under the base URL."""
 CONNECTOR_RESOURCE = "api://botemu-connector"
 GRAPH_RESOURCE = "api://botemu-graph"
+MSAL_AUTHORITY = "/adfs"
+"""The authority path the platform SDKs' MSAL clients are given: an AD FS authority, for which
+MSAL (Python) asks no public instance discovery and reads ``/adfs/.well-known/openid-configuration``
+(docs/sdk.md)."""
+REAL_ISSUERS = {
+    "connector_issuer": "https://api.botframework.com",
+    "emulator_issuer": "https://sts.windows.net/d6d49420-f39b-4df7-a1dc-d59a935871db/",
+}
+"""The real platform's public issuer strings (the SDKs' ``ToBotFromChannelTokenIssuer`` and their
+first hard-coded emulator issuer, "Auth v3.1, 1.0 token"): identifiers inside tokens, never
+addresses botemu contacts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,15 @@ def default_placeholders(base_url: str, profile: Profile) -> Placeholders:
     )
 
 
+ANONYMOUS_APP_ID = "anonymous-bot"
+"""The id botemu gives the first bot registered without an app id (the next: ``-2``, ``-3``)."""
+
+
+def anonymous_app_id(number: int) -> str:
+    """The id of the ``number``-th anonymous bot (from 1)."""
+    return ANONYMOUS_APP_ID if number == 1 else f"{ANONYMOUS_APP_ID}-{number}"
+
+
 @dataclass(frozen=True, slots=True)
 class BotRegistration:
     """A bot registered with botemu: its app id and password, and where botemu reaches it."""
@@ -99,6 +119,10 @@ class BotRegistration:
     """Messaging endpoint: where the connector posts activities."""
     calling_endpoint: str | None = None
     name: str | None = None
+    anonymous: bool = False
+    """Registered without an app id, as an SDK template starts: botemu sends it activities with no
+    Authorization header, and the connector takes unauthenticated requests on its conversations
+    (and on no others). ``app_id`` is then a name botemu gives it (``ANONYMOUS_APP_ID``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +141,24 @@ class ServiceConfig:
     key_grace_seconds: float = 24 * 3600.0
     token_lifetime_seconds: int = 3600
     overrides: Mapping[str, str] = field(default_factory=dict)
+    endorsements: tuple[str, ...] = ()
+    """Channel ids every published signing key is endorsed for (the JWKS ``endorsements``; field
+    notes: SDKs then require an activity's ``channelId`` to be listed). Empty: none published."""
+    tls: bool = False
+    """Serve over HTTPS with the server certificate in ``certs_dir`` (``botemu serve --tls``)."""
+    real_issuers: bool = False
+    """Tokens and metadata carry the real platform's issuer strings (``REAL_ISSUERS``), signed
+    with botemu's keys (``botemu serve --real-issuers``); overrides still win."""
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def placeholders(self, profile: Profile | None = None) -> Placeholders:
         chosen = profile or self.profile
         values = default_placeholders(self.overrides.get("base_url", self.base_url), chosen)
+        if self.real_issuers:
+            values = replace(values, **REAL_ISSUERS)
         changed = {
             name: self.overrides[key]
             for name in PLACEHOLDER_NAMES
@@ -135,3 +169,13 @@ class ServiceConfig:
 
     def bot(self, app_id: str) -> BotRegistration | None:
         return next((b for b in self.bots if b.app_id == app_id), None)
+
+    def anonymous(self, app_id: str) -> bool:
+        """Whether ``app_id`` names a bot registered without credentials."""
+        bot = self.bot(app_id)
+        return bot is not None and bot.anonymous
+
+    def only_anonymous(self) -> str | None:
+        """The id of the one anonymous bot, when exactly one is registered."""
+        found = [b.app_id for b in self.bots if b.anonymous]
+        return found[0] if len(found) == 1 else None

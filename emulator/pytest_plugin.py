@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from emulator.config import BotRegistration, Placeholders, ServiceConfig
+from emulator.config import BotRegistration, Placeholders, ServiceConfig, anonymous_app_id
 from emulator.findings import Finding, Severity
 from emulator.jsonutil import JSON, JSONObject
 
@@ -137,6 +137,10 @@ class _LiveConfig(ServiceConfig):
 
     def bot(self, app_id: str) -> BotRegistration | None:
         return self.live.get(app_id) or ServiceConfig.bot(self, app_id)
+
+    def only_anonymous(self) -> str | None:
+        found = {b.app_id for b in (*self.bots, *self.live.values()) if b.anonymous}
+        return next(iter(found)) if len(found) == 1 else None
 
 
 class BotemuServer:
@@ -378,9 +382,10 @@ class Botemu:
         The first message to a bot opens a conversation (with ``conversationUpdate``, so a
         welcome comes back too); later ones in the same test continue it, unless
         ``new_conversation``. With ``app_id`` and ``app_password`` the bot is registered with
-        the emulator first (its replies authenticate with them); without, it must already be
-        registered at that endpoint (``botemu_config``). Replies are collected until ``settle``
-        seconds pass with none new, or ``wait`` seconds in all."""
+        the emulator first (its replies authenticate with them); without, the bot registered
+        at that endpoint (``botemu_config``), or else an anonymous bot (an SDK template with no
+        credentials: no token either way, and a CONN-ANONYMOUS-BOT warning). Replies are
+        collected until ``settle`` seconds pass with none new, or ``wait`` seconds in all."""
         import aiohttp
 
         app_id = self._registration(messaging_bot_url, app_id, app_password)
@@ -410,12 +415,17 @@ class Botemu:
                 name = known.name if known else None
                 self.server.register(BotRegistration(app_id, password, url, name=name))
             return app_id
+        if app_password is not None:
+            raise ValueError("app_password needs app_id")
         bots = [*self.server.config.live.values(), *self.server.config.bots]
         for bot in bots:
             if bot.endpoint == url:
                 return bot.app_id
-        raise ValueError(f"no bot is registered at {url}: give app_id and app_password, or "
-                         "register it in the botemu_config fixture")  # fmt: skip
+        # A bot with no credentials, as an SDK template starts: registered as an anonymous bot.
+        number = sum(b.anonymous for b in bots) + 1
+        anonymous = BotRegistration(anonymous_app_id(number), "", url, anonymous=True)
+        self.server.register(anonymous)
+        return anonymous.app_id
 
     async def _activities(self, http: Any, conversation: str, after: int) -> list[JSONObject]:
         async with http.get(

@@ -15,9 +15,13 @@ API under ``/_botemu/``:
 ``POST /_botemu/calling/token``  ``{"app_id"}``     the Bearer token of calling requests to a bot
                                                     (``{"token", "expires_in", "app_id"}``)
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
-``"conversation_id"?, "activity"?}``                with conversationUpdate the first time); with
-                                                    ``activity``, any activity (event, invoke, ...)
+``"conversation_id"?, "activity"?, "token"?,``      with conversationUpdate the first time); with
+``"version"?}``                                     ``activity``, any activity (event, invoke, ...);
+                                                    ``token: "emulator"`` sends emulator-path
+                                                    tokens, of ``version`` "1.0" or "2.0"
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
+``GET  /_botemu/conversations/{id}/events``         its transcript events with seq > N
+                                                    (``?after=N``; at most 500 a page)
 ``POST /_botemu/probe/auth``  ``{"bot", "app_id",``  the auth conformance probe, run with the
 ``"calling"?}``                                     emulator's own keys; with ``calling``, on the
                                                     calling path (docs/probe-auth.md)
@@ -44,7 +48,7 @@ from emulator.conformance.tls import ProbeError
 from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState
-from emulator.connector.routes import setup_connector
+from emulator.connector.routes import AnonymousBots, setup_connector
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.findings import Finding
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
@@ -97,9 +101,12 @@ class Emulator:
         conversation_id: str | None,
         kind: TokenKind,
         activity: JSONObject | None = None,
+        *,
+        version: str = "1.0",
     ) -> tuple[str, str, BotAnswer]:
         """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
-        (conversation id, activity id, the bot's answer)."""
+        (conversation id, activity id, the bot's answer). ``version``: the ``ver`` of
+        emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``)."""
         assert self.sender is not None
         bot = self.bot(app_id)
         if conversation_id is None or conversation_id not in self.opened:
@@ -110,12 +117,16 @@ class Emulator:
                 "type": "conversationUpdate",
                 "membersAdded": [dict(USER), {"id": app_id, "name": bot.name or "bot"}],
             })  # fmt: skip
-            await self.sender.send(bot, conversation_id, update, kind=kind)
+            # Stored like every activity botemu delivers, so the bot can reply to it (the
+            # template's greeting in on_members_added_activity) and ask for its members.
+            update["id"] = self.connector.post_activity(conversation_id, update, from_bot=False)
+            await self.sender.send(bot, conversation_id, update, kind=kind, version=version)
         fields: JSONObject = dict(activity) if activity else {"type": "message", "text": text}
         message = self.activity(conversation_id, app_id, fields)
         activity_id = self.connector.post_activity(conversation_id, message, from_bot=False)
         message["id"] = activity_id
-        answer = await self.sender.send(bot, conversation_id, message, kind=kind)
+        answer = await self.sender.send(bot, conversation_id, message, kind=kind,
+                                        version=version)  # fmt: skip
         return conversation_id, activity_id, answer
 
     def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:
@@ -151,7 +162,8 @@ def make_app(
     app[IDENTITY] = identity
     app[EMULATOR] = Emulator(config, identity, connector, store, tokens, clock)
     app.add_routes(identity_routes(identity))
-    setup_connector(app, connector, verifier, store=store)
+    anonymous = AnonymousBots(config.anonymous, config.only_anonymous)
+    setup_connector(app, connector, verifier, store=store, anonymous=anonymous)
     app.add_routes(control_routes())
     app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
     setup_logview(app, store)  # the log view: GET / and /_logview/
@@ -177,6 +189,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/calling/token", _calling_token),
         web.post(f"{CONTROL}/chat", _chat),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
+        web.get(f"{CONTROL}/conversations/{{id}}/events", _events),
         web.post(f"{CONTROL}/probe/auth", _probe_auth),
         web.post(f"{CONTROL}/manifest/check", _manifest_check),
     ]
@@ -258,6 +271,10 @@ async def _calling_token(request: web.Request) -> web.Response:
     return web.json_response({"token": token, "expires_in": expires_in, "app_id": app_id})
 
 
+TOKEN_VERSIONS = ("1.0", "2.0")
+"""The ``ver`` of emulator-path tokens ``POST /_botemu/chat`` sends (field notes)."""
+
+
 async def _chat(request: web.Request) -> web.Response:
     emulator = request.app[EMULATOR]
     body = await _body(request)
@@ -269,9 +286,14 @@ async def _chat(request: web.Request) -> web.Response:
     text = _string(body, "text", required=activity is None)
     conversation_id = _string(body, "conversation_id", required=False)
     kind = TokenKind.EMULATOR if body.get("token") == "emulator" else TokenKind.CONNECTOR
+    version = body.get("version", "1.0")  # of emulator-path tokens: where the app id is
+    if version not in TOKEN_VERSIONS:
+        raise web.HTTPBadRequest(text='version is "1.0" (appid) or "2.0" (azp)')
+    if "version" in body and kind is not TokenKind.EMULATOR:
+        raise web.HTTPBadRequest(text='version is for emulator-path tokens ("token": "emulator")')
     try:
         conversation_id, activity_id, answer = await emulator.chat(
-            app_id, text, conversation_id, kind, activity
+            app_id, text, conversation_id, kind, activity, version=str(version)
         )
     except ConnectorError as e:
         raise web.HTTPBadRequest(text=str(e)) from e
@@ -282,6 +304,28 @@ async def _chat(request: web.Request) -> web.Response:
         "failure": answer.failure,
     }
     return web.json_response(result)
+
+
+EVENTS_PAGE = 500
+
+
+async def _events(request: web.Request) -> web.Response:
+    """``{"events": [...], "next": seq}``: what crossed the wire in the conversation, both ways
+    (deliveries to the bot with their answers, the bot's requests to the connector, findings),
+    as ``botemu chat`` shows it."""
+    emulator = request.app[EMULATOR]
+    try:
+        after = int(request.query.get("after", "0"))
+    except ValueError:
+        raise web.HTTPBadRequest(text="after is a number") from None
+    try:
+        events = emulator.store.events(request.match_info["id"], after=after)[:EVENTS_PAGE]
+    except TranscriptError as e:
+        raise web.HTTPNotFound(text=str(e)) from e
+    return web.json_response({
+        "events": [e.to_json() for e in events],
+        "next": events[-1].seq if events else after,
+    })  # fmt: skip
 
 
 async def _activities(request: web.Request) -> web.Response:

@@ -11,7 +11,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import signal
+import ssl
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -23,17 +25,22 @@ import aiohttp
 import yaml
 from aiohttp import web
 
+from emulator.calling.tokens import control_ssl
+from emulator.certs import ensure_certs, server_ssl_context
 from emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     BotRegistration,
     Profile,
     ServiceConfig,
+    anonymous_app_id,
 )
 from emulator.errors import BotemuError
 from emulator.findings import Finding
+from emulator.identity.keys import endorsed_channels
+from emulator.identity.routes import msal_authority
 from emulator.service import config_document, make_app
-from emulator.transcripts.store import TranscriptStore, default_db
+from emulator.transcripts.store import EventKind, TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_EMULATOR = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
@@ -90,13 +97,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "came before --wait ran out.",
     )
     chat.add_argument("--bot", required=True, metavar="URL", help="the bot's messaging endpoint")
-    chat.add_argument("--app-id", help="the bot's app id (default: the bot registered at URL)")
+    chat.add_argument("--app-id", help="the bot's app id (default: the bot registered at URL; "
+                      "with no botemu running and none given, an anonymous bot)")  # fmt: skip
     chat.add_argument("--app-password", help="the bot's password (for an in-process emulator)")
     chat.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
     chat.add_argument("--send", metavar="TEXT", help="send one message, print the replies, exit")
     chat.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a reply")
     chat.add_argument("--emulator-token", action="store_true",
                       help="send emulator-path tokens instead of connector-path ones")  # fmt: skip
+    chat.add_argument("--token-version", choices=["1.0", "2.0"],
+                      help="with --emulator-token: 1.0 (appid) or 2.0 (azp)")  # fmt: skip
     chat.set_defaults(handler=_chat)
 
 
@@ -107,9 +117,17 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
                         help="authentication configuration (v3.1)")  # fmt: skip
     parser.add_argument("--config", type=Path, metavar="FILE", help="a YAML configuration file")
     parser.add_argument("--bot-endpoint", metavar="URL", help="register one bot: its endpoint")
-    parser.add_argument("--app-id", dest="bot_app_id", help="... its app id")
+    parser.add_argument("--app-id", dest="bot_app_id",
+                        help="... its app id (none: an anonymous bot, as an SDK template starts)")  # fmt: skip
     parser.add_argument("--app-password", dest="bot_app_password", help="... its password")
     parser.add_argument("--certs", type=Path, default=None, help="certificates and keys (certs/)")
+    parser.add_argument("--tls", action="store_true", default=None,
+                        help="serve over HTTPS with the server certificate of botemu certs")  # fmt: skip
+    parser.add_argument("--real-issuers", action="store_true", default=None,
+                        help="tokens carry the real platform's issuer strings (docs/sdk.md)")  # fmt: skip
+    parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
+                        help="publish the signing keys endorsed for these channel ids only "
+                        "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
 
 
 def service_config(args: argparse.Namespace) -> ServiceConfig:
@@ -117,12 +135,18 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
     data: dict[str, Any] = {}
     if args.config is not None:
         data = _read_config(args.config)
-    bots = [_bot(b, f"{args.config}: bots[{i}]") for i, b in enumerate(data.get("bots") or [])]
+    bots: list[BotRegistration] = []
+    for i, b in enumerate(data.get("bots") or []):
+        bots.append(_bot(b, f"{args.config}: bots[{i}]", sum(x.anonymous for x in bots) + 1))
     if getattr(args, "bot_app_id", None):
         bots.append(BotRegistration(args.bot_app_id, args.bot_app_password or "",
                                     args.bot_endpoint))  # fmt: skip
-    elif getattr(args, "bot_endpoint", None):
-        raise BotemuError("--bot-endpoint needs --app-id (and --app-password)")
+    elif getattr(args, "bot_endpoint", None):  # a template bot with no credentials
+        if getattr(args, "bot_app_password", None):
+            raise BotemuError("--app-password needs --app-id")
+        number = sum(b.anonymous for b in bots) + 1
+        bots.append(BotRegistration(anonymous_app_id(number), "", args.bot_endpoint,
+                                    anonymous=True))  # fmt: skip
     profile = args.profile or data.get("profile") or Profile.V31.value
     try:
         return ServiceConfig(
@@ -132,9 +156,24 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
             bots=tuple(bots),
             certs_dir=Path(args.certs or data.get("certs", "certs")),
             overrides={str(k): str(v) for k, v in (data.get("overrides") or {}).items()},
+            tls=_flag(getattr(args, "tls", None), data, "tls"),
+            real_issuers=_flag(getattr(args, "real_issuers", None), data, "real_issuers"),
+            endorsements=endorsed_channels(
+                getattr(args, "endorse", None) or data.get("endorsements") or []
+            ),
         )
     except (ValueError, TypeError) as e:
         raise BotemuError(f"bad configuration: {e}") from e
+
+
+def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
+    """A yes/no setting: the command-line flag when given, else the file's (true or false)."""
+    if option:
+        return True
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} is true or false, not {value!r}")
+    return value
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -152,7 +191,8 @@ def _read_config(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise BotemuError(f"{path}: expected a mapping of settings")
-    known = {"host", "port", "profile", "bots", "certs", "overrides"}
+    known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
+             "endorsements"}  # fmt: skip
     unknown = sorted(set(data) - known)
     if unknown:
         raise BotemuError(
@@ -161,9 +201,22 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def _bot(data: object, where: str) -> BotRegistration:
-    if not isinstance(data, dict) or not isinstance(data.get("app_id"), str):
+def _bot(data: object, where: str, anonymous_number: int) -> BotRegistration:
+    """A bot of the configuration file; without an app id (absent or empty), an anonymous bot
+    named ``anonymous_app_id(anonymous_number)``."""
+    if not isinstance(data, dict) or not isinstance(data.get("app_id", ""), str):
         raise BotemuError(f"{where}: a bot is a mapping with app_id, app_password and endpoint")
+    if not data.get("app_id"):
+        if data.get("app_password"):
+            raise BotemuError(f"{where}: app_password without app_id")
+        if not data.get("endpoint") and not data.get("calling_endpoint"):
+            raise BotemuError(f"{where}: a bot is a mapping with app_id, app_password and "
+                              "endpoint (an anonymous bot: an endpoint without app_id)")  # fmt: skip
+        return BotRegistration(
+            app_id=anonymous_app_id(anonymous_number), app_password="",
+            endpoint=data.get("endpoint"), calling_endpoint=data.get("calling_endpoint"),
+            name=data.get("name"), anonymous=True,
+        )  # fmt: skip
     return BotRegistration(
         app_id=data["app_id"],
         app_password=str(data.get("app_password", "")),
@@ -185,6 +238,9 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     try:
         return asyncio.run(_run(config, store, out))
+    except BotemuError as e:  # --tls: the certificate directory cannot be made or read
+        print(f"botemu serve: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as e:
         print(f"botemu serve: cannot listen on {config.host}:{config.port}: {e.strerror or e}",
               file=sys.stderr)  # fmt: skip
@@ -209,21 +265,55 @@ async def _run(config: ServiceConfig, store: TranscriptStore, out: TextIO) -> in
 
 @contextlib.asynccontextmanager
 async def serving(config: ServiceConfig, store: TranscriptStore) -> AsyncIterator[web.AppRunner]:
-    """Run the emulator on config.host:config.port for the duration of the block."""
+    """Run the emulator on config.host:config.port for the duration of the block; over HTTPS
+    with ``config.tls`` (``server_ssl``)."""
+    ssl_context = server_ssl(config) if config.tls else None
     runner = web.AppRunner(make_app(config, store), access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, config.host, config.port).start()
+        await web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context).start()
         yield runner
     finally:
         await runner.cleanup()
+
+
+def server_ssl(config: ServiceConfig) -> ssl.SSLContext:
+    """botemu's side of ``--tls``: the server certificate of ``config.certs_dir`` (``botemu
+    certs``; written first when missing), valid for localhost, 127.0.0.1 and ::1. No client
+    certificate is asked for (spec, Transport: none in the connector scheme)."""
+    paths = ensure_certs(config.certs_dir)
+    context = server_ssl_context(paths, require_client_cert=False, check_revocation=False)
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+TRUST_ENV = (
+    ("REQUESTS_CA_BUNDLE", "Python: requests (the Python SDK and MSAL need only this one)"),
+    ("SSL_CERT_FILE", "Python: the ssl module's default (aiohttp, urllib, botemu test)"),
+    ("NODE_EXTRA_CA_CERTS", "Node (added to its CAs; read when node starts)"),
+)
+"""The environment variables that make each runtime trust botemu's CA (``--tls``)."""
+
+
+def sdk_settings(config: ServiceConfig) -> dict[str, str]:
+    """The settings a Bot Framework SDK bot (botbuilder 4.x) needs to authenticate with botemu,
+    by their JavaScript names (``process.env``; Python: the same in UPPER_SNAKE_CASE on the
+    configuration object). docs/sdk.md."""
+    p = config.placeholders()
+    return {
+        "ToChannelFromBotLoginUrl": msal_authority(p),
+        "ToChannelFromBotOAuthScope": p.connector_audience,
+        "ToBotFromChannelTokenIssuer": p.connector_issuer,
+        "ToBotFromChannelOpenIdMetadataUrl": p.openid_metadata_url,
+        "ToBotFromEmulatorOpenIdMetadataUrl": p.idp_openid_url,
+    }
 
 
 def banner(config: ServiceConfig) -> str:
     p = config.placeholders()
     lines = [
         f"botemu {config.profile.value} listening on {config.base_url}",
-        f"  connector (serviceUrl)   {p.base_url}/v3",
+        f"  serviceUrl (connector)   {p.base_url}   (REST v3 under {p.base_url}/v3)",
         f"  token endpoint           {p.token_url}",
         f"  OpenID metadata          {p.openid_metadata_url}",
         f"  control API              {config.base_url}/_botemu/health",
@@ -232,9 +322,26 @@ def banner(config: ServiceConfig) -> str:
         "Settings for your bot (paste into its environment):",
     ]
     for bot in config.bots:
-        lines += [f"BOT_APP_ID={bot.app_id}", f"BOT_APP_PASSWORD={bot.app_password}"]
+        if bot.anonymous:
+            lines.append(f"# {bot.endpoint or bot.app_id}: anonymous (no app id, no password)")
+        else:
+            lines += [f"BOT_APP_ID={bot.app_id}", f"BOT_APP_PASSWORD={bot.app_password}"]
     lines += [f"{ENV_NAMES[name]}={value}" for name, value in p.to_json().items()]
     lines.append(f"BOTEMU_PROFILE={config.profile.value}")
+    if config.tls:
+        ca = (config.certs_dir / "ca.pem").resolve()
+        lines.append("# trust botemu's CA (https):")
+        for name, what in TRUST_ENV:
+            lines += [f"# {what}", f"{name}={ca}"]
+    credentialed = next((b for b in config.bots if not b.anonymous), None)
+    lines.append("# Bot Framework SDK bots (docs/sdk.md; Python: TO_CHANNEL_FROM_BOT_LOGIN_URL...)")
+    if credentialed is not None:
+        lines += [f"MicrosoftAppId={credentialed.app_id}",
+                  f"MicrosoftAppPassword={credentialed.app_password}"]  # fmt: skip
+    if config.tls:
+        lines += [f"{name}={value}" for name, value in sdk_settings(config).items()]
+    else:
+        lines.append("# (with credentials, the SDKs' MSAL needs https: botemu serve --tls)")
     return "\n".join(lines) + "\n\nCtrl-C stops.\n"
 
 
@@ -244,7 +351,7 @@ def banner(config: ServiceConfig) -> str:
 async def _get(url: str) -> Any:
     async with (
         aiohttp.ClientSession() as http,
-        http.get(url, timeout=aiohttp.ClientTimeout(total=5)) as response,
+        http.get(url, timeout=aiohttp.ClientTimeout(total=5), ssl=control_ssl(url)) as response,
     ):
         response.raise_for_status()
         return await response.json()
@@ -253,7 +360,9 @@ async def _get(url: str) -> Any:
 async def _post(url: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
     async with (
         aiohttp.ClientSession() as http,
-        http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=timeout)) as response,
+        http.post(
+            url, json=body, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url)
+        ) as response,
     ):
         if response.status >= 400:
             raise BotemuError(f"{url}: HTTP {response.status}: {(await response.text())[:200]}")
@@ -267,7 +376,9 @@ async def post_control(emulator: str, path: str, body: dict[str, Any], timeout: 
     try:
         async with (
             aiohttp.ClientSession() as http,
-            http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=timeout)) as response,
+            http.post(
+                url, json=body, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url)
+            ) as response,
         ):
             text = await response.text()
             status = response.status
@@ -296,9 +407,15 @@ def finding_of(item: object) -> Finding:
 
 
 async def running(emulator: str) -> bool:
-    """Whether a botemu answers at ``emulator``."""
+    """Whether a botemu answers at ``emulator``. A TLS failure (an https botemu whose CA this
+    client does not trust, say) is a BotemuError that says so."""
     try:
         health = await _get(f"{emulator}/_botemu/health")
+    except aiohttp.ClientSSLError as e:
+        raise BotemuError(
+            f"TLS with {emulator} failed ({e}); to trust botemu's CA, run in the directory "
+            "holding certs/ca.pem or set SSL_CERT_FILE to it"
+        ) from None
     except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
         return False
     return isinstance(health, dict) and health.get("status") == "ok"
@@ -351,18 +468,22 @@ def _chat(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
+    if args.token_version and not args.emulator_token:
+        raise BotemuError("--token-version needs --emulator-token")
     emulator = args.emulator.rstrip("/")
     if await running(emulator):
         return await _converse(emulator, args, out)
-    if not args.app_id:
-        raise BotemuError(f"no botemu answers at {emulator}; to start one here, give --app-id "
-                          "and --app-password")  # fmt: skip
+    if args.app_id:
+        bot = BotRegistration(args.app_id, args.app_password or "", args.bot)
+    elif args.app_password:
+        raise BotemuError("--app-password needs --app-id")
+    else:  # a template bot with no credentials
+        bot = BotRegistration(anonymous_app_id(1), "", args.bot, anonymous=True)
     parts = urlsplit(emulator)
     config = ServiceConfig(
-        host=parts.hostname or DEFAULT_HOST,
-        port=parts.port or DEFAULT_PORT,
-        bots=(BotRegistration(args.app_id, args.app_password or "", args.bot),),
-    )
+        host=parts.hostname or DEFAULT_HOST, port=parts.port or DEFAULT_PORT, bots=(bot,),
+        tls=parts.scheme == "https",
+    )  # fmt: skip
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
             return await _converse(emulator, args, out)
@@ -370,16 +491,17 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
 
 async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int:
     app_id = args.app_id or await _registered(emulator, args.bot)
-    token = "emulator" if args.emulator_token else "connector"
+    token: dict[str, Any] = {"token": "emulator" if args.emulator_token else "connector"}
+    if args.token_version:
+        token["version"] = args.token_version
+    printer = ChatPrinter(out)
     if args.send is not None:
         sent = await _post(f"{emulator}/_botemu/chat",
-                           {"app_id": app_id, "text": args.send, "token": token})  # fmt: skip
-        _report_send(sent, out)
-        replies = await _replies(emulator, sent["conversation_id"], 0, args.wait, out, first=True)
-        return EXIT_OK if replies else EXIT_FAILED
+                           {"app_id": app_id, "text": args.send, **token})  # fmt: skip
+        await _follow(emulator, sent["conversation_id"], printer, args.wait, until_reply=True)
+        return EXIT_OK if printer.replies else EXIT_FAILED
     out.write(f"chatting with {app_id} at {args.bot} through {emulator}; Ctrl-D ends\n")
     conversation: str | None = None
-    seen = 0
     loop = asyncio.get_running_loop()
     while True:
         out.write("you> ")
@@ -389,19 +511,129 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
             return EXIT_OK
         if not line.strip():
             continue
-        body: dict[str, Any] = {"app_id": app_id, "text": line.strip(), "token": token}
+        body: dict[str, Any] = {"app_id": app_id, "text": line.strip(), **token}
         if conversation:
             body["conversation_id"] = conversation
         sent = await _post(f"{emulator}/_botemu/chat", body)
-        _report_send(sent, out)
-        conversation = sent["conversation_id"]
-        seen = await _replies(emulator, conversation or "", seen, args.wait, out, first=False)
+        conversation = str(sent["conversation_id"])
+        await _follow(emulator, conversation, printer, args.wait, until_reply=False)
 
 
-def _report_send(sent: dict[str, Any], out: TextIO) -> None:
-    if sent.get("status") is None or int(sent["status"]) >= 300:
-        why = sent.get("failure") or f"HTTP {sent.get('status')}"
-        out.write(f"  ! the bot did not take the message: {why}\n")
+QUIET = 0.3
+"""Seconds with nothing new after which a turn is over (a reply may come in parts, or be
+updated or deleted right after it)."""
+
+
+async def _follow(
+    emulator: str, conversation: str, printer: ChatPrinter, wait: float, *, until_reply: bool
+) -> None:
+    """Print what crosses the wire in ``conversation`` as it happens, both ways. A turn ends
+    ``QUIET`` seconds after the last event once the bot has replied, or when ``wait`` passes
+    (``until_reply``: with no reply at all; else with nothing new)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        after = printer.seen(conversation)
+        page = await _get(f"{emulator}/_botemu/conversations/{conversation}/events?after={after}")
+        events = page.get("events") or []
+        for event in events:
+            printer.show(conversation, event)
+        if events and (printer.replies or not until_reply):
+            deadline = time.monotonic() + QUIET if printer.replies else deadline
+        await asyncio.sleep(0.05)
+
+
+class ChatPrinter:
+    """``botemu chat``'s view of a conversation: every delivery to the bot that went wrong,
+    every request the bot makes to the connector (what it sent, replied, updated or deleted, and
+    any refusal), and every finding, one line each as they happen. ``replies`` counts the
+    messages the connector took from the bot (a reply deleted later still counts)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.replies = 0
+        self._seen: dict[str, int] = {}
+        self._delivering: dict[str, str] = {}
+        self._asked: dict[str, tuple[str, str] | None] = {}
+
+    def seen(self, conversation: str) -> int:
+        return self._seen.get(conversation, 0)
+
+    def show(self, conversation: str, event: dict[str, Any]) -> None:
+        self._seen[conversation] = max(self.seen(conversation), int(event.get("seq") or 0))
+        payload = event.get("payload")
+        line = self._line(
+            conversation, str(event.get("kind")), payload if isinstance(payload, dict) else {}
+        )
+        if line is not None:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def _line(self, conversation: str, kind: str, p: dict[str, Any]) -> str | None:
+        if kind == EventKind.FINDING:
+            return f"  ! {p.get('summary') or kind}"
+        if kind == EventKind.HTTP_REQUEST and "url" in p:  # botemu delivering to the bot
+            body = p.get("body")
+            self._delivering[conversation] = str(
+                body.get("type") if isinstance(body, dict) else "activity"
+            )
+            return None
+        if kind == EventKind.HTTP_REQUEST and "path" in p:  # the bot calling the connector
+            self._asked[conversation] = _bot_request(p)
+            return None
+        if kind == "http.error" and conversation in self._delivering:
+            label = self._delivering.pop(conversation)
+            return f"  ! {label} not delivered to the bot: {p.get('error')}"
+        if kind != EventKind.HTTP_RESPONSE:
+            return None
+        status = p.get("status")
+        failed = not isinstance(status, int) or status >= 300
+        if conversation in self._asked:
+            asked = self._asked.pop(conversation)
+            if failed:
+                return f"  ! the connector refused the bot (HTTP {status}): {_short(p.get('body'))}"
+            if asked is None:
+                return None
+            verb, text = asked
+            if verb in ("sends", "replies"):
+                self.replies += 1
+                return f"bot> {text}"
+            return f"bot {verb}> {text}" if text else f"bot {verb}"
+        if conversation in self._delivering:
+            label = self._delivering.pop(conversation)
+            if failed:
+                return f"  ! the bot answered {label} with HTTP {status}: {_short(p.get('body'))}"
+        return None
+
+
+_ACTIVITY_PATH = re.compile(r"/v3/conversations/[^/]+/activities(?:/(?P<id>[^/?]+))?(?:\?|$)")
+
+
+def _bot_request(p: dict[str, Any]) -> tuple[str, str] | None:
+    """(what the bot did, the activity's text) for its send, reply, update and delete requests;
+    None for its other requests (members, attachments, history, ...)."""
+    found = _ACTIVITY_PATH.search(str(p.get("path") or ""))
+    if found is None or found.group("id") == "history":
+        return None
+    method, activity_id = str(p.get("method")), found.group("id")
+    if method == "DELETE" and activity_id:
+        return f"deletes {activity_id}", ""
+    try:
+        activity = json.loads(str(p.get("body") or "null"))
+    except ValueError:
+        activity = None
+    text = ""
+    if isinstance(activity, dict):
+        text = str(activity.get("text") or f"({activity.get('type')})")
+    if method == "PUT" and activity_id:
+        return f"updates {activity_id}", text
+    if method == "POST":
+        return ("replies" if activity_id else "sends"), text
+    return None
+
+
+def _short(body: object, limit: int = 160) -> str:
+    text = " ".join(str(body or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def _registered(emulator: str, endpoint: str) -> str:
@@ -411,30 +643,3 @@ async def _registered(emulator: str, endpoint: str) -> str:
             return str(bot["app_id"])
     raise BotemuError(f"no bot is registered at {endpoint} with the botemu at {emulator}; "
                       "give --app-id, or register it with botemu serve")  # fmt: skip
-
-
-async def _replies(
-    emulator: str, conversation: str, seen: int, wait: float, out: TextIO, *, first: bool
-) -> int:
-    """Print the bot's new activities until ``wait`` passes with none; the index reached.
-    With ``first``, the count of replies is returned instead."""
-    deadline = time.monotonic() + wait
-    replies = 0
-    index = seen
-    while time.monotonic() < deadline:
-        page = await _get(
-            f"{emulator}/_botemu/conversations/{conversation}/activities?after={index}"
-        )
-        index = int(page["next"])
-        for activity in page["activities"]:
-            if (activity.get("from") or {}).get("role") == "user":
-                continue
-            replies += 1
-            text = activity.get("text") or f"({activity.get('type')})"
-            out.write(f"bot> {text}\n")
-            out.flush()
-            deadline = max(deadline, time.monotonic() + 0.3)  # a reply may come in parts
-        if replies and first:
-            break
-        await asyncio.sleep(0.05)
-    return replies if first else index

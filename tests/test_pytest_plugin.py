@@ -234,9 +234,11 @@ async def test_call_refuses_unknown_options(botemu: Botemu) -> None:
         await botemu.call("http://127.0.0.1:9/api/calls", colour="red")
 
 
-async def test_chat_needs_a_registered_bot_or_credentials(botemu: Botemu) -> None:
-    with pytest.raises(ValueError, match=r"no bot is registered at http://127\.0\.0\.1:9/api"):
-        await botemu.chat("http://127.0.0.1:9/api", "hello")
+async def test_chat_with_an_unknown_endpoint_registers_an_anonymous_bot(botemu: Botemu) -> None:
+    with pytest.raises(ValueError, match="app_password needs app_id"):
+        await botemu.chat("http://127.0.0.1:9/api", "hello", app_password="pw")
+    assert await botemu.chat("http://127.0.0.1:9/api", "hello", wait=0.3) == []  # unreachable
+    assert botemu.server.config.live["anonymous-bot"].endpoint == "http://127.0.0.1:9/api"
 
 
 def test_the_server_reports_that_it_cannot_listen(tmp_path: Path) -> None:

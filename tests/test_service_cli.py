@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -106,10 +108,218 @@ async def test_chat_send_starts_an_emulator_and_exits_1_when_no_reply_comes(
     assert received[1]["serviceUrl"] == f"http://127.0.0.1:{port}"
 
 
-def test_chat_with_an_unregistered_bot_at_a_running_emulator_is_a_usage_error(
+def test_chat_without_a_botemu_or_an_app_id_starts_one_with_an_anonymous_bot(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = main(["chat", "--bot", "http://127.0.0.1:1/api/messages", "--send", "x",
-                 "--emulator", f"http://127.0.0.1:{free_port()}"])  # fmt: skip
+    code = main(["chat", "--bot", "http://127.0.0.1:1/api/messages", "--send", "x", "--wait",
+                 "1", "--emulator", f"http://127.0.0.1:{free_port()}"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1  # nothing answers at the bot's address
+    assert "[CONN-ANONYMOUS-BOT]" in out
+    assert "  ! conversationUpdate not delivered to the bot: connection failed" in out
+    assert "  ! message not delivered to the bot: connection failed" in out
+
+
+class EditingBot:
+    """Replies, then edits its reply, then deletes it; answers 500 to the conversationUpdate
+    (a template bot whose greeting crashed)."""
+
+    def __init__(self) -> None:
+        self.app = web.Application()
+        self.app.router.add_post("/api/messages", self.handle)
+
+    async def handle(self, request: web.Request) -> web.Response:
+        activity = await request.json()
+        if activity["type"] == "conversationUpdate":
+            return web.Response(status=500, text="greeting failed")
+        base = f"{activity['serviceUrl']}/v3/conversations/{activity['conversation']['id']}"
+        async with aiohttp.ClientSession() as http:
+            sent = await http.post(f"{base}/activities", json={"type": "message", "text": "one"})
+            reply_id = (await sent.json())["id"]
+            await http.put(f"{base}/activities/{reply_id}", json={"type": "message", "text": "two"})
+            await http.delete(f"{base}/activities/{reply_id}")
+            await http.post(f"{base}/activities/nope", json={"type": "message", "text": "x"})
+        return web.Response(status=200)
+
+
+async def test_chat_shows_every_activity_both_ways_as_it_happens(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Regression: botemu chat showed only the message's status and the stored activities after
+    the turn: a 500 on the greeting never showed, an updated reply showed only its last text, and
+    a deleted one made chat say there was no reply (exit 1) although the bot had replied."""
+    bot_port, emulator_port = free_port(), free_port()
+    runner = web.AppRunner(EditingBot().app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", bot_port).start()
+    try:
+        code = await asyncio.to_thread(main, [
+            "chat", "--bot", f"http://127.0.0.1:{bot_port}/api/messages", "--send", "hi",
+            "--wait", "3", "--emulator", f"http://127.0.0.1:{emulator_port}",
+        ])  # fmt: skip
+    finally:
+        await runner.cleanup()
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert "  ! the bot answered conversationUpdate with HTTP 500: greeting failed" in lines
+    assert "bot> one" in lines
+    assert any(line.startswith("bot updates ") and line.endswith("> two") for line in lines)
+    assert any(line.startswith("bot deletes ") for line in lines)
+    assert any(line.startswith("  ! the connector refused the bot (HTTP 404)") for line in lines)
+
+
+def test_serve_endorsements_from_the_flag_or_the_file(tmp_path: Path) -> None:
+    import argparse
+
+    def options(**values: object) -> argparse.Namespace:
+        defaults = {"config": None, "host": None, "port": None, "profile": None, "certs": None,
+                    "bot_endpoint": None, "bot_app_id": None, "bot_app_password": None}  # fmt: skip
+        return argparse.Namespace(**(defaults | values))
+
+    assert service_config(options(endorse=["botemu", "msteams"])).endorsements == (
+        "botemu", "msteams",
+    )  # fmt: skip
+    file = tmp_path / "botemu.yaml"
+    file.write_text("endorsements: [botemu]\n", encoding="utf-8")
+    assert service_config(options(config=file)).endorsements == ("botemu",)
+    assert service_config(options(config=file, endorse=["x"])).endorsements == ("x",)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--endorse", "not a channel!"], "endorse"),
+        (["chat", "--bot", "http://127.0.0.1:1/x", "--token-version", "2.0"],
+         "--token-version needs --emulator-token"),
+    ],
+)  # fmt: skip
+def test_bad_endorsements_and_token_versions_are_one_line_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err.lower() or message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# --- serve --tls and --real-issuers ---------------------------------------------------------------
+
+
+def _serve_options(**values: object) -> argparse.Namespace:
+    defaults = {"config": None, "host": None, "port": None, "profile": None, "certs": None,
+                "bot_endpoint": None, "bot_app_id": None, "bot_app_password": None}  # fmt: skip
+    return argparse.Namespace(**(defaults | values))
+
+
+def test_tls_and_real_issuers_from_the_flags_or_the_file(tmp_path: Path) -> None:
+    from emulator.config import REAL_ISSUERS
+
+    config = service_config(_serve_options(tls=True, real_issuers=True))
+    assert config.base_url == "https://127.0.0.1:9070"
+    p = config.placeholders()
+    assert p.base_url == "https://127.0.0.1:9070"
+    assert p.token_url.startswith("https://127.0.0.1:9070/_identity/")
+    assert (p.connector_issuer, p.emulator_issuer) == (
+        REAL_ISSUERS["connector_issuer"], REAL_ISSUERS["emulator_issuer"],
+    )  # fmt: skip
+    file = tmp_path / "botemu.yaml"
+    file.write_text("tls: true\nreal_issuers: false\n", encoding="utf-8")
+    config = service_config(_serve_options(config=file))
+    assert config.tls and not config.real_issuers
+    assert config.placeholders().connector_issuer.startswith("https://127.0.0.1:9070/_identity/")
+    plain = service_config(_serve_options())
+    assert plain.base_url == "http://127.0.0.1:9070" and not plain.tls
+
+
+def test_an_override_wins_over_the_real_issuers() -> None:
+    from emulator.config import ServiceConfig
+
+    config = ServiceConfig(real_issuers=True, overrides={"connector_issuer": "urn:mine"})
+    assert config.placeholders().connector_issuer == "urn:mine"
+    assert config.placeholders().emulator_issuer.startswith("https://sts.windows.net/")
+
+
+def test_tls_that_is_not_a_boolean_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "botemu.yaml"
+    path.write_text("tls: maybe\n", encoding="utf-8")
+    code = main(["config", "--config", str(path), "--emulator", f"http://127.0.0.1:{free_port()}"])
+    err = capsys.readouterr().err
     assert code == 2
-    assert "give --app-id" in capsys.readouterr().err
+    assert "tls is true or false" in err and len(err.strip().splitlines()) == 1
+
+
+def test_banner_prints_the_service_url_that_works_and_the_sdk_settings(tmp_path: Path) -> None:
+    from emulator.config import BotRegistration, ServiceConfig
+
+    bot = BotRegistration(APP_ID, "pw", "http://127.0.0.1:3978/api/messages")
+    text = banner(ServiceConfig(port=9443, bots=(bot,), tls=True, certs_dir=tmp_path / "c"))
+    lines = text.splitlines()
+    assert lines[0] == "botemu v3.1 listening on https://127.0.0.1:9443"
+    service = next(line for line in lines if "serviceUrl" in line).split()
+    assert service[:3] == ["serviceUrl", "(connector)", "https://127.0.0.1:9443"]  # no /v3
+    ca = (tmp_path / "c" / "ca.pem").resolve()
+    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"):
+        assert f"{name}={ca}" in lines
+    assert f"MicrosoftAppId={APP_ID}" in lines and "MicrosoftAppPassword=pw" in lines
+    assert "ToChannelFromBotLoginUrl=https://127.0.0.1:9443/adfs" in lines
+    assert "ToChannelFromBotOAuthScope=api://botemu-connector" in lines
+    assert ("ToBotFromChannelTokenIssuer=https://127.0.0.1:9443/_identity/connector-issuer"
+            in lines)  # fmt: skip
+    plain = banner(ServiceConfig(port=9443, bots=(bot,))).splitlines()
+    assert not [line for line in plain if line.startswith(("SSL_CERT_FILE=", "ToChannel"))]
+    assert any("botemu serve --tls" in line for line in plain)
+    anonymous = BotRegistration("anonymous-bot", "", "http://127.0.0.1:3979/api/messages",
+                                anonymous=True)  # fmt: skip
+    lines = banner(ServiceConfig(bots=(anonymous,), tls=True)).splitlines()
+    assert not [line for line in lines if line.startswith(("BOT_APP_ID=", "MicrosoftAppId="))]
+    assert any(line.startswith("# http://127.0.0.1:3979/api/messages: anonymous") for line in lines)
+
+
+async def test_serve_tls_serves_everything_over_https_and_its_clients_trust_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One botemu with --tls: health, the identity service's MSAL discovery document and token
+    endpoint, and the control clients of service_cli and calling.tokens, which trust
+    ``certs/ca.pem`` of the working directory (and only then)."""
+    import ssl
+
+    from emulator.calling.tokens import _config_of
+    from emulator.config import BotRegistration, ServiceConfig
+    from emulator.errors import BotemuError
+    from emulator.service_cli import post_control, running, serving
+    from emulator.transcripts.store import TranscriptStore
+
+    port = free_port()
+    bot = BotRegistration(APP_ID, "pw", "http://127.0.0.1:1/api/messages")
+    config = ServiceConfig(port=port, bots=(bot,), tls=True, certs_dir=tmp_path / "certs")
+    url = f"https://127.0.0.1:{port}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with TranscriptStore(tmp_path / "t.db") as store:
+        async with serving(config, store):
+            trusted = ssl.create_default_context(cafile=str(tmp_path / "certs" / "ca.pem"))
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"{url}/_botemu/health", ssl=trusted) as response:
+                    assert (await response.json())["status"] == "ok"
+                async with http.get(f"{url}/adfs/.well-known/openid-configuration",
+                                    ssl=trusted) as response:  # fmt: skip
+                    document = await response.json()
+                p = config.placeholders()
+                assert document["token_endpoint"] == p.token_url.replace("http:", "https:")
+                assert document["token_endpoint"].startswith(f"{url}/_identity/")
+                form = {"grant_type": "client_credentials", "client_id": APP_ID,
+                        "client_secret": "pw", "scope": p.connector_scope}  # fmt: skip
+                async with http.post(document["token_endpoint"], data=form,
+                                     ssl=trusted) as response:  # fmt: skip
+                    assert response.status == 200
+                    assert (await response.json())["token_type"] == "Bearer"
+                monkeypatch.chdir(tmp_path)  # certs/ca.pem is here
+                assert await running(url)
+                assert (await _config_of(http, url) or {}).get("base_url") == url
+                answer = await post_control(url, "/_botemu/token", {"app_id": APP_ID}, 5.0)
+                assert answer["token_type"] == "Bearer"
+                monkeypatch.chdir(elsewhere)  # nothing to trust botemu's CA by
+                with pytest.raises(BotemuError, match=r"TLS with .* failed"):
+                    await running(url)

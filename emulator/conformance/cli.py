@@ -30,6 +30,7 @@ from emulator.conformance import auth, auth_calling
 from emulator.conformance.tls import ProbeError, check_url, probe_tls
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
+from emulator.identity.keys import endorsed_channels
 from emulator.service_cli import DEFAULT_EMULATOR, finding_of, post_control, running, serving
 from emulator.transcripts.store import TranscriptStore, default_db
 
@@ -158,6 +159,14 @@ def add_auth_probe_parser(probes: argparse._SubParsersAction[Any]) -> argparse.A
         metavar="FILE",
         help="--calling an https bot: the CA that verifies its server certificate (default: "
         "ca.pem in --certs)",
+    )
+    parser.add_argument(
+        "--endorse",
+        action="append",
+        metavar="CHANNEL",
+        help="for a botemu started here: publish its signing keys endorsed for CHANNEL "
+        "(repeatable), so that the probe checks the bot refuses a channel they are not endorsed "
+        "for (a running botemu: botemu serve --endorse)",
     )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument(
@@ -303,14 +312,16 @@ def _mark(finding: Finding, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
 
 
-def _summary(url: str, findings: list[Finding]) -> str:
+def _summary(url: str, findings: list[Finding], *, skipped: int = 0) -> str:
+    """``skipped``: how many of the info findings are cases that were not run."""
     errors = sum(f.severity is Severity.ERROR for f in findings)
     warnings = sum(f.severity is Severity.WARNING for f in findings)
-    passed = len(findings) - errors - warnings
+    passed = len(findings) - errors - warnings - skipped
     verdict = "FAILED" if errors else "passed"
     return (
         f"{url}: {verdict}: {passed} of {len(findings)} cases passed, "
         f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+        + (f", {skipped} skipped" if skipped else "")
     )
 
 
@@ -352,6 +363,7 @@ def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
                 "passed": errors == 0,
                 "errors": errors,
                 "warnings": sum(f.severity is Severity.WARNING for f in findings),
+                "skipped": sum(auth.skipped(f) for f in findings),
                 "findings": [f.to_json() for f in findings],
             },
             out,
@@ -364,9 +376,15 @@ def probe_auth_handler(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"{probe} of {args.bot} (app id {report.get('app_id')}) from {emulator}\n")
     width = max(len(f.where) for f in findings)
     for f in findings:
-        out.write(f"  {f.where:{width}} {_mark(f, colour)}  {f.message} [{f.rule}]\n")
-    out.write(_summary(args.bot, findings) + "\n")
+        mark = _skip_mark(colour) if auth.skipped(f) else _mark(f, colour)
+        out.write(f"  {f.where:{width}} {mark}  {f.message} [{f.rule}]\n")
+    out.write(_summary(args.bot, findings, skipped=sum(auth.skipped(f) for f in findings)) + "\n")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _skip_mark(colour: bool) -> str:
+    """A case the probe did not run: neither a pass nor a failure."""
+    return "\x1b[36mskip\x1b[0m" if colour else "skip"
 
 
 def _emulator_url(text: str) -> str:
@@ -381,7 +399,11 @@ def _emulator_url(text: str) -> str:
 
 
 async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]:
-    """The route's answer, from the botemu at ``emulator`` or from one started here."""
+    """The route's answer, from the botemu at ``emulator`` or from one started here (with its
+    keys endorsed for ``--endorse``)."""
+    endorsements = endorsed_channels(args.endorse or [])
+    if endorsements and args.calling:
+        raise BotemuError("--endorse is for messaging bots: a call carries no channelId")
     body: dict[str, Any] = {"bot": args.bot, "timeout": args.timeout}
     if args.app_id:
         body["app_id"] = args.app_id
@@ -392,6 +414,11 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
             if args.ca:
                 body["ca"] = str(Path(args.ca).resolve())
     if await running(emulator):
+        if endorsements:
+            raise BotemuError(
+                f"a botemu answers at {emulator}, and it publishes its own keys: give --endorse "
+                "to it (botemu serve --endorse CHANNEL), or stop it to probe from one started here"
+            )
         return await _post_probe(emulator, body, args.timeout)
     if not args.app_id:
         needs = "" if args.calling else " (and --app-password, which the bot's replies need)"
@@ -405,7 +432,10 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
         else BotRegistration(args.app_id, args.app_password or "", args.bot)
     )
     config = ServiceConfig(
-        host=parts.hostname or DEFAULT_HOST, port=parts.port or DEFAULT_PORT, bots=(bot,)
+        host=parts.hostname or DEFAULT_HOST,
+        port=parts.port or DEFAULT_PORT,
+        bots=(bot,),
+        endorsements=endorsements,
     )
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):

@@ -131,8 +131,9 @@ def forbidden(message: str) -> Forbidden:
 
 
 def too_big(what: str, size: int | None, limit: int) -> MessageSizeTooBig:
-    """``what`` is the kind of body (``activity``, ``attachment``); ``size`` None if unknown."""
+    """``what`` is what the body holds (``an Activity``, ``attachment``); ``size`` None if
+    unknown."""
     size_text = "" if size is None else f"{size} bytes, "
     return MessageSizeTooBig(
-        f"the {what} body is {size_text}over the limit of {limit} bytes", limit=limit
+        f"the body is {size_text}over the limit of {limit} bytes for {what}", limit=limit
     )

@@ -136,13 +136,15 @@ def _warnings(activity: Mapping[str, JSON], kind: str) -> list[str]:
 def check_attachment_data(value: object) -> tuple[str, str | None, dict[str, tuple[str, str]]]:
     """Check AttachmentData; return its type, name and views: ``{view: (path, base64 text)}``.
 
-    ``type`` is required (it is served back as the views' Content-Type, so it may not hold
-    control characters), and at least one of ``originalBase64`` / ``thumbnailBase64``."""
+    ``type`` is served back as the views' Content-Type, so it may not hold control characters;
+    without it the views are ``application/octet-stream`` (the real service answers such an
+    upload with 200 and an id, in the SDK's own recordings). At least one of
+    ``originalBase64`` / ``thumbnailBase64`` is required."""
     if not isinstance(value, Mapping):
         raise bad_argument(f"AttachmentData must be an object, got {kind_of(value)}")
     content_type = value.get("type")
     if content_type is None:
-        raise missing_property("$.type", "$.type is required (the attachment's media type)")
+        content_type = UNTYPED_ATTACHMENT
     if not isinstance(content_type, str) or not content_type.strip():
         raise bad_argument(f"$.type must be a non-empty string, got {kind_of(content_type)}")
     if any(ord(c) < 32 or ord(c) == 127 for c in content_type):
@@ -156,6 +158,20 @@ def check_attachment_data(value: object) -> tuple[str, str | None, dict[str, tup
     if not views:
         raise missing_property("$.originalBase64", "$.originalBase64 is required")
     return content_type, name, views
+
+
+UNTYPED_ATTACHMENT = "application/octet-stream"
+"""The Content-Type of an attachment uploaded without ``type``."""
+TENANT_ID_PYTHON = "tenantID"
+"""How the Python SDK spells ``tenantId`` in ConversationParameters (accepted, with a note)."""
+
+
+def conversation_warnings(params: object) -> list[str]:
+    """Notes about ConversationParameters that are accepted as they are."""
+    if isinstance(params, Mapping) and TENANT_ID_PYTHON in params and "tenantId" not in params:
+        return [f"$.{TENANT_ID_PYTHON} read as tenantId: the Python SDK's spelling; the "
+                "connector's is tenantId"]  # fmt: skip
+    return []
 
 
 def _uuid_hex() -> str:
@@ -275,6 +291,8 @@ class ConnectorState:
         is_group = _optional(params, "isGroup", bool) or False
         topic = _optional(params, "topicName", str)
         tenant = _optional(params, "tenantId", str)
+        if tenant is None:  # the Python SDK serializes ConversationParameters.tenant_id so
+            tenant = _optional(params, TENANT_ID_PYTHON, str)
         raw_bot = params.get("bot")
         bot: JSONObject = {"id": bot_app_id}
         if raw_bot is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -30,8 +30,15 @@ from emulator.connector.errors import (
     bad_argument,
     bad_syntax,
     too_big,
+    unauthorized,
 )
-from emulator.connector.models import ConnectorState, Conversation, check_activity
+from emulator.connector.models import (
+    ConnectorState,
+    Conversation,
+    check_activity,
+    conversation_warnings,
+)
+from emulator.connector.rules import anonymous_bot_finding
 from emulator.jsonutil import JSON, JSONObject, dumps, kind_of
 from emulator.transcripts.store import EventKind, TranscriptStore
 
@@ -49,8 +56,19 @@ class ConnectorLimits:
     attachment_bytes: int = 4 * 1024 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class AnonymousBots:
+    """The bots registered without credentials (``BotRegistration.anonymous``): requests with no
+    Authorization header are theirs on their own conversations (and attachments), and, for the
+    routes that name no conversation, the one anonymous bot's when exactly one is registered."""
+
+    is_anonymous: Callable[[str], bool] = field(default=lambda _app_id: False)
+    only: Callable[[], str | None] = field(default=lambda: None)
+
+
 CONNECTOR = web.AppKey("connector", ConnectorState)
 VERIFIER = web.AppKey("connector_verifier", Verifier)
+ANONYMOUS = web.AppKey("connector_anonymous", AnonymousBots)
 LIMITS = web.AppKey("connector_limits", ConnectorLimits)
 RECORDER: web.AppKey[ConnectorRecorder] = web.AppKey("connector_recorder")
 
@@ -68,17 +86,44 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def _caller(request: web.Request) -> tuple[ConnectorState, str]:
-    """The state and the caller's app id (401/403 from the verifier)."""
-    app_id = request.app[VERIFIER](request.headers.get("Authorization"))
+def _caller(request: web.Request, conversation_id: str | None = None) -> tuple[ConnectorState, str]:
+    """The state and the caller's app id (401/403 from the verifier). A request without an
+    Authorization header is an anonymous bot's when ``conversation_id`` (or the route's
+    attachment, or, naming neither, the only anonymous bot) is one's; otherwise it is a 401,
+    as for any bot with credentials."""
+    state = request.app[CONNECTOR]
+    authorization = request.headers.get("Authorization")
+    app_id = None if authorization else _anonymous_caller(request, state, conversation_id)
+    if app_id is None:
+        app_id = request.app[VERIFIER](authorization)
     request[CALLER] = app_id
-    return request.app[CONNECTOR], app_id
+    return state, app_id
+
+
+def _anonymous_caller(
+    request: web.Request, state: ConnectorState, conversation_id: str | None
+) -> str | None:
+    anonymous = request.app.get(ANONYMOUS)
+    if anonymous is None:
+        return None
+    attachment = request.match_info.get("attachmentId")
+    if conversation_id is None and attachment is not None:
+        conversation_id = state.attachment_conversation(attachment)
+        if conversation_id is None:
+            return None
+    if conversation_id is None:
+        return anonymous.only()
+    try:
+        owner = state.conversation(conversation_id).bot_app_id
+    except ConnectorError:
+        return None  # an unknown conversation: 401, not 404, to a caller with no token
+    return owner if anonymous.is_anonymous(owner) else None
 
 
 def _authorized(request: web.Request) -> tuple[ConnectorState, str, str]:
     """For a conversation's routes: also 404 (unknown) or 403 (not the caller's) up front."""
-    state, app_id = _caller(request)
     conversation_id = request.match_info["conversationId"]
+    state, app_id = _caller(request, conversation_id)
     state.conversation(conversation_id, bot=app_id)
     return state, app_id, conversation_id
 
@@ -148,6 +193,11 @@ def _resource(resource_id: str) -> web.Response:
 async def create_conversation(request: web.Request) -> web.Response:
     state, bot = _caller(request)
     params = await _object(request, "ConversationParameters")
+    named = params.get("bot")
+    if not request.headers.get("Authorization") and isinstance(named, dict):
+        if named.get("id") not in (None, bot):  # no token: only in the anonymous bot's name
+            raise unauthorized(f"a request without a token cannot create a conversation for "
+                               f"bot {named.get('id')!r}", reason="missing")  # fmt: skip
     created = state.create_conversation(bot, params)
     request[CREATED] = str(created["id"])
     return _ok(created, status=201)
@@ -304,7 +354,7 @@ def _from_http(request: web.Request, e: web.HTTPException) -> web.Response:
             response.headers["Allow"] = e.headers["Allow"]
         return response
     if e.status == 413:
-        return error_response(too_big("request", None, getattr(e, "max_size", 0) or 0))
+        return error_response(too_big("a request", None, getattr(e, "max_size", 0) or 0))
     body: JSONObject = {
         "error": {"code": (e.reason or "Error").replace(" ", ""), "message": e.text or where}
     }
@@ -355,9 +405,12 @@ class ConnectorRecorder:
     characters). Requests that name no conversation (``GET /v3/conversations``, unknown routes)
     are not recorded. Recording never fails a request: store errors are logged."""
 
-    def __init__(self, store: TranscriptStore, state: ConnectorState) -> None:
+    def __init__(
+        self, store: TranscriptStore, state: ConnectorState, anonymous: AnonymousBots | None = None
+    ) -> None:
         self.store = store
         self.state = state
+        self.anonymous = anonymous or AnonymousBots()
         self.started: set[str] = set()
         state.add_conversation_listener(self.start)
 
@@ -382,6 +435,10 @@ class ConnectorRecorder:
                     "members": [*conversation.members],
                 },
             )
+            if self.anonymous.is_anonymous(conversation.bot_app_id):
+                finding = anonymous_bot_finding(conversation.bot_app_id)
+                self.store.append(conversation.id, EventKind.FINDING,
+                                  {"summary": str(finding), **finding.to_json()})  # fmt: skip
         except Exception:  # a transcript must never stop a conversation
             log.exception("connector: cannot start the transcript of %s", conversation.id)
             return
@@ -499,6 +556,8 @@ def _activity_words(parsed: JSON) -> str:
 
 def _warnings(request: web.Request, parsed: JSON) -> list[str]:
     route = (request.match_info.route.name or "").removeprefix("connector.")
+    if route == "create_conversation":
+        return conversation_warnings(parsed)
     if route not in ("send_to_conversation", "reply_to_activity", "update_activity"):
         return []
     try:
@@ -534,14 +593,17 @@ def setup_connector(
     *,
     store: TranscriptStore | None = None,
     limits: ConnectorLimits | None = None,
+    anonymous: AnonymousBots | None = None,
 ) -> None:
     """Mount the connector in ``app`` (before it starts): state, verifier, limits, the
-    transcript recorder when a store is given, the routes and the middleware."""
+    anonymous bots, the transcript recorder when a store is given, the routes and the
+    middleware."""
     app[CONNECTOR] = state
     app[VERIFIER] = verifier
     app[LIMITS] = limits or ConnectorLimits()
+    app[ANONYMOUS] = anonymous or AnonymousBots()
     if store is not None:
-        app[RECORDER] = ConnectorRecorder(store, state)
+        app[RECORDER] = ConnectorRecorder(store, state, app[ANONYMOUS])
     app.router.add_routes(connector_routes())
     app.middlewares.append(connector_errors)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from emulator.calling.delivery import read_limited
+from emulator.calling.delivery import read_limited, redact_authorization
 from emulator.config import BotRegistration
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens, TokenKind
 from emulator.jsonutil import JSON, JSONObject, dumps
@@ -86,16 +86,21 @@ class ActivitySender:
             return BotAnswer(None, failure=f"bot {bot.app_id} has no messaging endpoint")
         body = self.prepare(activity)
         service_url = str(body["serviceUrl"])
-        token = self.tokens.token(bot.app_id, service_url=service_url, kind=kind, version=version)
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
+        shown: JSONObject = dict(headers)
+        if not bot.anonymous:  # an anonymous bot gets no token, as from the platform's emulator
+            token = self.tokens.token(bot.app_id, service_url=service_url, kind=kind,
+                                      version=version)  # fmt: skip
+            headers["Authorization"] = f"Bearer {token}"
+            shown["Authorization"] = redact_authorization(headers["Authorization"])
         label = f"{body.get('type', 'activity')}"
         self._record(conversation_id, "http.request", {
             "summary": f"→ bot: {label}" + _text_of(body),
             "method": "POST",
             "url": bot.endpoint,
-            "headers": {"Authorization": f"Bearer {token[:12]}…", "Content-Type": "application/json"},
+            "headers": shown,
             "body": body,
-            "token": kind.value,
+            "token": "none (anonymous bot)" if bot.anonymous else kind.value,
         })  # fmt: skip
         started = time.perf_counter()
         try:

@@ -125,7 +125,9 @@ class KeyStore:
 
     Nothing is read or written until the first call. ``clock`` gives the time of creation and
     retirement and decides when a retired key has outlived ``grace_seconds``. ``endorsements``
-    (channel ids) are published with every key; they are not persisted.
+    (channel ids) are published with every key, in the order given, each once; they are not
+    persisted. An endorsement that is not a non-empty string without spaces is an
+    ``IdentityError``.
     """
 
     def __init__(
@@ -138,7 +140,7 @@ class KeyStore:
     ) -> None:
         self.directory = Path(directory) / KEYS_DIR
         self.grace_seconds = grace_seconds
-        self.endorsements = tuple(endorsements)
+        self.endorsements = endorsed_channels(endorsements)
         self._clock = clock
         self._keys: list[SigningKey] | None = None  # newest first; [0] is the current key
 
@@ -364,6 +366,20 @@ def _read_index(path: Path) -> list[tuple[str, float, float | None]]:
         assert retired is None or isinstance(retired, int | float)
         result.append((kid, float(created), None if retired is None else float(retired)))
     return result
+
+
+def endorsed_channels(channels: object) -> tuple[str, ...]:
+    """Channel ids to endorse the keys for (a list or tuple of strings), each once, in order.
+
+    ``IdentityError`` for anything else, or for a channel id an activity could not carry (empty,
+    or with whitespace): a configuration file or a command line reads its value with this.
+    """
+    if not isinstance(channels, list | tuple):
+        raise IdentityError(f"endorsements are a list of channel ids, not {channels!r}")
+    for channel in channels:
+        if not isinstance(channel, str) or not channel or channel.split() != [channel]:
+            raise IdentityError(f"{channel!r} cannot be an endorsed channel id")
+    return tuple(dict.fromkeys(channels))
 
 
 def _is_number(value: object) -> bool:

@@ -11,6 +11,11 @@ GET     ``idp_openid_url``       the identity provider's metadata (emulator → 
 GET     ``jwks_uri``             the key document (``Cache-Control: max-age=432000``)
 ======  =======================  ======================================================
 
+Beside them, ``GET /adfs/.well-known/openid-configuration`` (always at the root of the host)
+answers the configured profile's identity provider metadata: what MSAL reads for the authority
+``msal_authority(placeholders)`` (an AD FS authority, for which MSAL asks no public instance
+discovery; docs/sdk.md).
+
 When two profiles share a path, the configured profile's document is served; a shared token
 path serves both, and the ``scope`` picks the profile. ``IdentityService`` holds the rules and
 never sees aiohttp; the handlers parse, delegate and serialise. OAuth errors follow RFC 6749
@@ -32,7 +37,13 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 from aiohttp import hdrs, web
 
 from emulator.config import IDENTITY as IDENTITY_PREFIX
-from emulator.config import BotRegistration, Placeholders, Profile, ServiceConfig
+from emulator.config import (
+    MSAL_AUTHORITY,
+    BotRegistration,
+    Placeholders,
+    Profile,
+    ServiceConfig,
+)
 from emulator.identity.keys import IdentityError, KeyStore
 from emulator.identity.tokens import mint
 from emulator.jsonutil import JSON
@@ -102,8 +113,10 @@ class IdentityService:
     def from_config(
         cls, config: ServiceConfig, *, clock: Callable[[], float] = time.time
     ) -> IdentityService:
-        """Keys under ``config.certs_dir`` with ``config.key_grace_seconds`` of grace."""
-        keys = KeyStore(config.certs_dir, clock=clock, grace_seconds=config.key_grace_seconds)
+        """Keys under ``config.certs_dir`` with ``config.key_grace_seconds`` of grace, endorsed
+        for ``config.endorsements``."""
+        keys = KeyStore(config.certs_dir, clock=clock, grace_seconds=config.key_grace_seconds,
+                        endorsements=config.endorsements)  # fmt: skip
         return cls(config, keys, clock)
 
     def profiles(self) -> tuple[Profile, ...]:
@@ -215,6 +228,8 @@ def identity_routes(service: IdentityService) -> list[web.RouteDef]:
         )
         documents.setdefault(_path(p.idp_openid_url), _document(service.idp_metadata, profile))
         documents.setdefault(_path(p.jwks_uri), _jwks(service))
+    documents.setdefault(f"{MSAL_AUTHORITY}/.well-known/openid-configuration",
+                         _document(service.idp_metadata, service.config.profile))  # fmt: skip
     return [
         *(
             web.post(path, _token(service, tuple(profiles)))
@@ -222,6 +237,15 @@ def identity_routes(service: IdentityService) -> list[web.RouteDef]:
         ),
         *(web.get(path, handler) for path, handler in documents.items()),
     ]
+
+
+def msal_authority(p: Placeholders) -> str:
+    """The authority an MSAL client is given to get tokens from botemu: ``/adfs`` on the host of
+    the base URL (MSAL takes an authority for AD FS only when ``adfs`` is its first path segment,
+    so a path in ``base_url`` is left out). MSAL reads ``{authority}/.well-known/openid-
+    configuration`` and posts to the ``token_endpoint`` it names."""
+    parts = urlsplit(p.base_url)
+    return f"{parts.scheme}://{parts.netloc}{MSAL_AUTHORITY}"
 
 
 def make_identity_app(service: IdentityService) -> web.Application:

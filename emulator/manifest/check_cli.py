@@ -2,11 +2,12 @@
 
 ``add_check_parser(manifest_subparsers)`` adds ``check`` to the ``manifest`` subcommands. The
 command reads the manifest (exit 2 when it cannot), validates it (exit 1 with the findings when it
-is invalid), then runs the check (``emulator.manifest.check``) inside a botemu: the one answering
-at ``--emulator`` (``POST /_botemu/manifest/check``), where the skill's platformAppId must be
-registered, or else one started in-process on that address with the skill registered from the
-manifest's endpoint and ``--app-password``. Exit 0 when no finding is an error, 1 otherwise, 2 for
-a usage or configuration error (one line on standard error).
+is invalid; with ``--strict``, MF-CULTURE-NAME is an error), then runs the check
+(``emulator.manifest.check``) inside a botemu: the one answering at ``--emulator``
+(``POST /_botemu/manifest/check``), where the skill's platformAppId must be registered, or else
+one started in-process on that address with the skill registered from the manifest's endpoint and
+``--app-password``. Exit 0 when no finding is an error, 1 otherwise, 2 for a usage or
+configuration error (one line on standard error).
 """
 
 from __future__ import annotations
@@ -98,6 +99,12 @@ def add_check_parser(
         help="seconds allowed for each HTTP exchange with the skill (default 10)",
     )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="validate the manifest to the letter of the spec: culture names that are not xx-XX "
+        "(MF-CULTURE-NAME) are errors, so the skill is not checked",
+    )
     parser.set_defaults(handler=check_handler)
     return parser
 
@@ -119,7 +126,7 @@ def check_handler(args: argparse.Namespace, out: TextIO) -> int:
         _fail(str(e))
         return EXIT_USAGE
     label = manifest.source
-    checked = validate_manifest(manifest)
+    checked = validate_manifest(manifest, strict=bool(getattr(args, "strict", False)))
     if any(f.severity is Severity.ERROR for f in checked):
         return _report_invalid(args, manifest, checked, out)
     document: JSONObject = dict(manifest.document)

@@ -5,7 +5,8 @@ elsewhere (``emulator/cli.py``). ``add_manifest_parser(subparsers)`` returns the
 ``manifest`` itself (creating the command once), so other areas add their own subcommands to it,
 before or after ``register``. Handlers take ``(args, out)`` and return the exit code: 0 every
 manifest is valid (warnings allowed), 1 at least one is not, 2 one cannot be read (missing, too
-large, an HTTP error, not UTF-8, not JSON or YAML).
+large, an HTTP error, not UTF-8, not JSON or YAML). ``--strict`` holds manifests to the letter of
+the spec: the rules of ``STRICT_RULES`` (culture names) are errors, not warnings.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ def register(subparsers: SubParsers[Any]) -> SubParsers[Any]:
             help="a manifest file (.json, .yaml, .yml), an http(s) URL, or - for standard input",
         )
         validate.add_argument("--json", action="store_true", help="print the results as JSON")
+        validate.add_argument(
+            "--strict",
+            action="store_true",
+            help="the letter of the spec: culture names that are not xx-XX (MF-CULTURE-NAME) are "
+            "errors, not warnings",
+        )
         validate.set_defaults(handler=validate_handler)
     if "schema" not in commands.choices:
         show = commands.add_parser(
@@ -109,8 +116,9 @@ class _Result:
         return nearest(self.positions, finding.where)
 
 
-def check(source: str) -> _Result:
-    """Read and validate one manifest source (a path, a URL or ``-``)."""
+def check(source: str, *, strict: bool = False) -> _Result:
+    """Read and validate one manifest source (a path, a URL or ``-``); ``strict`` as in
+    ``validate_manifest``."""
     result = _Result("<stdin>" if source == "-" else source)
     try:
         if source == "-":
@@ -119,16 +127,18 @@ def check(source: str) -> _Result:
         else:
             manifest = load_manifest(source)
     except NotAnObjectError as e:
-        result.findings, result.positions = validate_manifest(e.value), e.positions
+        result.findings, result.positions = validate_manifest(e.value, strict=strict), e.positions
     except ManifestError as e:
         result.unreadable = e
     else:
-        result.findings, result.positions = validate_manifest(manifest), manifest.positions
+        result.findings = validate_manifest(manifest, strict=strict)
+        result.positions = manifest.positions
     return result
 
 
 def validate_handler(args: argparse.Namespace, out: TextIO) -> int:
-    results = [check(source) for source in args.sources]
+    strict = bool(getattr(args, "strict", False))
+    results = [check(source, strict=strict) for source in args.sources]
     if args.json:
         json.dump([_json(r) for r in results], out, indent=2)
         out.write("\n")

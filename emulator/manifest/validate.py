@@ -9,7 +9,9 @@ Validation reports every violation, each a ``Finding`` whose ``where`` is a JSON
 2. ``value``, ``resultValue`` and every entry of ``definitions`` against the draft-07 metaschema,
    pointing inside them (``/activities/bookFlight/value/properties/date/type``), and their local
    ``$ref``s against the manifest;
-3. what the schema cannot say, as the rules of ``RULES`` (``MF-ENDPOINT-HTTPS``, ...).
+3. what the schema cannot say, as the rules of ``RULES`` (``MF-ENDPOINT-HTTPS``, ...), and the
+   spec's culture names (``MF-CULTURE-NAME``): the published schema does not constrain them, so
+   neither does the shipped one; botemu warns, or with ``strict=True`` reports an error.
 
 The shipped schema says pass 2 too (``payloadSchema`` refers to the metaschema), so any draft-07
 validator gives the same verdict on it; botemu runs it apart only to point at the exact member.
@@ -56,10 +58,12 @@ __all__ = [
     "FORMATS",
     "MAX_BYTES",
     "MAX_DEPTH",
+    "PUBLISHED_PATH",
     "RULES",
     "SCHEMA_ID",
     "SCHEMA_PATH",
     "SCHEMA_VERSION",
+    "STRICT_RULES",
     "TIMEOUT",
     "Manifest",
     "ManifestError",
@@ -77,8 +81,11 @@ __all__ = [
 SCHEMA_VERSION = "2.1.preview-1"
 SCHEMA_FILE = f"skill-manifest-{SCHEMA_VERSION}.json"
 SCHEMA_ID = f"https://schemas.platform.example/schemas/skills/{SCHEMA_FILE}"
-"""The ``$id`` of the shipped schema. A manifest's ``$schema`` is known when it is this URI, or any
-URI whose last path segment is ``SCHEMA_FILE`` (the platform's own copy, whatever its host)."""
+"""The ``$id`` of the shipped schema. A manifest's ``$schema`` is known when it is this URI, any
+URI whose last path segment is ``SCHEMA_FILE`` (the platform's own copy, whatever its host), or an
+https URL whose path ends with ``PUBLISHED_PATH`` (the published location, whatever its host)."""
+PUBLISHED_PATH = f"/v{SCHEMA_VERSION}/skill-manifest.json"
+"""How the path of the schema's published location ends: ``.../v2.1.preview-1/skill-manifest.json``."""
 SCHEMA_PATH = Path(str(resources.files("emulator.manifest").joinpath(SCHEMA_FILE)))
 MAX_DEPTH = 64
 """Deeper documents are not validated (MF-DEPTH): the checks recurse."""
@@ -97,6 +104,11 @@ MF_ENDPOINT_NAME_UNIQUE = _r("MF-ENDPOINT-NAME-UNIQUE", WARNING, "spec A, endpoi
 MF_ENDPOINT_HTTPS = _r("MF-ENDPOINT-HTTPS", WARNING,
     "spec A, endpoint (endpointUrl); spec Authentication, Transport",
     "endpointUrl is an https URL: all connections use HTTPS.")
+MF_CULTURE_NAME = _r("MF-CULTURE-NAME", WARNING,
+    "spec A, dispatchModels (languages), languageModel (name); field notes (Skill manifest)",
+    "The keys of dispatchModels.languages and each languageModel's name are culture names: "
+    "lowercase ISO 639 language, hyphen, uppercase ISO 3166 region (en-US). The published schema "
+    "does not say so: a warning, an error with --strict.")
 MF_SCHEMA_VERSION = _r("MF-SCHEMA-VERSION", WARNING, "spec A, top level ($schema); Versioning 1",
     f"$schema names the {SCHEMA_VERSION} schema, the version botemu knows.")
 MF_ACTIVITY_NAME_COLLISION = _r("MF-ACTIVITY-NAME-COLLISION", WARNING,
@@ -105,6 +117,9 @@ MF_ACTIVITY_NAME_COLLISION = _r("MF-ACTIVITY-NAME-COLLISION", WARNING,
 MF_DEPTH = _r("MF-DEPTH", ERROR, "botemu limit (docs/manifests.md)",
     f"A manifest is nested at most {MAX_DEPTH} levels deep (deeper ones are not validated).")
 # fmt: on
+STRICT_RULES = frozenset({MF_CULTURE_NAME.id})
+"""Rules that are warnings by default and errors with ``strict=True`` (``--strict``): the letter
+of the spec where the published schema and real manifests are looser (field notes)."""
 
 
 # --- the schema and formats ----------------------------------------------------------------------
@@ -182,8 +197,11 @@ def _meta_validator() -> Any:
 # --- validation ----------------------------------------------------------------------------------
 
 
-def validate_manifest(manifest: Manifest | JSON) -> list[Finding]:
-    """Every violation in the manifest, in document order. Never raises for a JSON value."""
+def validate_manifest(manifest: Manifest | JSON, *, strict: bool = False) -> list[Finding]:
+    """Every violation in the manifest, in document order. Never raises for a JSON value.
+
+    ``strict``: the rules of ``STRICT_RULES`` (the spec's culture names) are errors, not warnings.
+    """
     document = manifest.document if isinstance(manifest, Manifest) else manifest
     deep = _too_deep(document)
     if deep is not None:
@@ -197,7 +215,7 @@ def validate_manifest(manifest: Manifest | JSON) -> list[Finding]:
         for error in _meta_validator().iter_errors(payload):
             findings += explain.metaschema_error(error, at, MF_PAYLOAD_SCHEMA)
         findings += _refs(document, payload, at, document)
-    findings += _semantics(document)
+    findings += _semantics(document, ERROR if strict else WARNING)
     return _ordered(document, findings)
 
 
@@ -304,7 +322,8 @@ def _unresolved(base: JSON, ref: str, in_manifest: bool) -> str | None:
 # --- what the schema cannot say ------------------------------------------------------------------
 
 
-def _semantics(document: JSON) -> list[Finding]:
+def _semantics(document: JSON, strict_severity: Severity) -> list[Finding]:
+    """The rules of RULES; those of STRICT_RULES with ``strict_severity``."""
     if not isinstance(document, dict):
         return []
     found: list[Finding] = []
@@ -340,12 +359,68 @@ def _semantics(document: JSON) -> list[Finding]:
                 found.append(
                     _warn(MF_ACTIVITY_NAME_COLLISION, child("/activitiesSent", name), message, None)
                 )
+    return found + _cultures(document, strict_severity)
+
+
+_CULTURE = re.compile(r"[a-z]{2}-[A-Z]{2}")
+_CULTURE_LIKE = re.compile(r"([A-Za-z]{2})[-_]([A-Za-z]{2})")
+_CULTURE_FORM = "xx-XX (lowercase ISO 639 language, uppercase ISO 3166 region, such as en-US)"
+
+
+def _cultures(document: dict[str, JSON], severity: Severity) -> list[Finding]:
+    """MF-CULTURE-NAME: the keys of dispatchModels.languages and each languageModel's name are
+    culture names in the spec's form. The published schema constrains neither, and real manifests
+    write ``en-us``, ``en`` and display names (field notes), so this is a warning by default."""
+    dispatch = document.get("dispatchModels")
+    languages = dispatch.get("languages") if isinstance(dispatch, dict) else None
+    if not isinstance(languages, dict):
+        return []
+    rule = MF_CULTURE_NAME
+    found: list[Finding] = []
+    for key, models in languages.items():
+        at = child("/dispatchModels/languages", key)
+        culture = _culture_of(key)
+        if key != culture:
+            hint = f"; did you mean '{culture}'?" if culture else ""
+            if not culture and re.fullmatch(r"[A-Za-z]{2}", key):
+                hint = f"; '{key}' has no region"
+            message = (
+                f"the culture name '{explain.name(key)}' is not in the spec's form "
+                f"{_CULTURE_FORM}{hint}"
+            )
+            found.append(Finding(rule.id, severity, at, message, key))
+        for index, model in enumerate(models if isinstance(models, list) else []):
+            name = model.get("name") if isinstance(model, dict) else None
+            if not isinstance(name, str) or _CULTURE.fullmatch(name):
+                continue
+            if _culture_of(name):
+                hint = f"; did you mean '{_culture_of(name)}'?"
+            else:
+                hint = f"; the culture of its key is '{culture}'" if culture else ""
+            message = (
+                f"a language model's name is a culture name in the spec's form {_CULTURE_FORM}, "
+                f"got '{explain.name(name)}'{hint}"
+            )
+            where = child(child(at, index), "name")
+            found.append(Finding(rule.id, severity, where, message, name))
     return found
 
 
+def _culture_of(text: str) -> str | None:
+    """``text`` in the spec's form when it is a culture name written otherwise (``en-us``,
+    ``EN_us``), else None."""
+    like = _CULTURE_LIKE.fullmatch(text)
+    return f"{like[1].lower()}-{like[2].upper()}" if like else None
+
+
 def _known_schema(uri: str) -> bool:
+    """botemu's ``$id``; any URI whose last path segment is ``SCHEMA_FILE``; or an https URL whose
+    path ends with ``PUBLISHED_PATH`` (the published location: ``.../v2.1.preview-1/skill-manifest.json``)."""
     base = uri.split("#", 1)[0]
-    return base == SCHEMA_ID or urlsplit(base).path.rsplit("/", 1)[-1] == SCHEMA_FILE
+    parts = urlsplit(base)
+    if parts.scheme.lower() == "https" and parts.path.endswith(PUBLISHED_PATH):
+        return True
+    return base == SCHEMA_ID or parts.path.rsplit("/", 1)[-1] == SCHEMA_FILE
 
 
 def _warn(rule: Rule, where: str, message: str, evidence: str | None) -> Finding:

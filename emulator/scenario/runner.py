@@ -51,7 +51,7 @@ from emulator.calling.faults import PlatformFaults
 from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.calling.tokens import Resolved, resolve
 from emulator.calling.wire import WireOptions
-from emulator.config import BotRegistration, ServiceConfig
+from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.conformance.auth import CASES, PROBE_USER
 from emulator.conformance.auth_calling import PROBE_CALLER, REQUESTS
 from emulator.connector.errors import ConnectorError
@@ -513,9 +513,12 @@ class _Local(_Chat):
         try:
             sock.bind(("127.0.0.1", 0))
             port = int(sock.getsockname()[1])
-            bot = BotRegistration(
-                target.app_id or DEFAULT_APP_ID, target.app_password or "", target.messaging_bot
-            )
+            if target.app_id is None and not target.app_password:  # a template's default
+                bot = BotRegistration(anonymous_app_id(1), "", target.messaging_bot,
+                                      anonymous=True)  # fmt: skip
+            else:
+                bot = BotRegistration(target.app_id or DEFAULT_APP_ID, target.app_password or "",
+                                      target.messaging_bot)  # fmt: skip
             config = ServiceConfig(port=port, bots=(bot,), certs_dir=target.certs or Path("certs"))
             app = make_app(config, store)
             runner = web.AppRunner(app, access_log=None)

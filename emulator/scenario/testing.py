@@ -178,10 +178,10 @@ def check_target(target: TargetSettings, scenarios: Sequence[Scenario]) -> None:
     talks = len(scenarios) - calls
     if calls and target.bot is None:
         raise ConfigError(f"{_are(calls, 'a call', 'calls')}: give --bot URL (or bot: in --config)")
-    if talks and (target.messaging_bot is None or target.app_id is None):
+    if talks and target.messaging_bot is None:
         raise ConfigError(f"{_are(talks, 'a conversation', 'conversations')}: give "
-                          "--messaging-bot URL and --app-id ID (and --app-password or "
-                          f"${ENV_PASSWORD})")  # fmt: skip
+                          "--messaging-bot URL, with --app-id ID and --app-password (or "
+                          f"${ENV_PASSWORD}) for a bot with credentials")  # fmt: skip
 
 
 # --- selection ------------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 A thin shell over ``TranscriptStore``. Every subcommand takes ``--db PATH`` (default
 ``$BOTEMU_DB``, else ``.botemu/transcripts.db``) and never creates a database that is not there.
-Exit codes: 0 done; 2 the database is missing or unreadable, or the id matches no call.
+``export --format transcript`` writes a conversation's ``.transcript`` file with the log view's
+code (``emulator.logview.activities``), so both give the same bytes.
+Exit codes: 0 done; 2 the database is missing or unreadable, the id matches no call, or a call
+(not a conversation) is asked for as a ``.transcript``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from emulator.transcripts.store import (
 )
 
 EXIT_OK, EXIT_USAGE = 0, 2
+FORMATS = ("json", "transcript")
 _PROG = "botemu transcript"
 _FALLBACK_WIDTH = 160  # a summary-less event is shown as kind + compact JSON, cut to this
 
@@ -67,11 +71,19 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     export = actions.add_parser(
         "export",
         help="one call with every event, for machines",
-        description="Export one call and all its events (blobs as base64).",
+        description="Export one call and all its events (blobs as base64), or with --format "
+        "transcript a conversation's activities as a .transcript file (a JSON array of "
+        "activities, the ecosystem's common format).",
     )
     _db_option(export)
     export.add_argument("id", metavar="ID", help="a call id, or a unique prefix of one")
-    export.add_argument("--format", choices=["json"], default="json", help="json (the default)")
+    export.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="json",
+        help="json (the default): the call and every event; transcript: a conversation's "
+        "activities, both ways, as the log view's .transcript download",
+    )
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not standard output")
     export.set_defaults(handler=_export)
 
@@ -238,9 +250,21 @@ def _footer(c: CallSummary) -> str:
 
 
 def _export(args: argparse.Namespace, out: TextIO) -> int:
+    document: JSON
     try:
         with _open(args) as store:
-            document = store.export(_find(store, args.id).id)
+            summary = _find(store, args.id)
+            if args.format == "json":
+                document = store.export(summary.id)
+            elif summary.kind != "conversation":
+                print(
+                    f"{_PROG}: {summary.id} is a {summary.kind}, and the .transcript format holds "
+                    "a conversation's activities: export it with --format json",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            else:
+                document = _transcript(store, summary)
     except TranscriptError as e:
         return _fail(e)
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -255,6 +279,13 @@ def _export(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{_PROG}: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _transcript(store: TranscriptStore, summary: CallSummary) -> JSON:
+    """The ``.transcript`` document of a conversation, exactly as the log view exports it."""
+    from emulator.logview.activities import carried, transcript  # the log view's aiohttp: lazily
+
+    return transcript(carried(store.events(summary.id), summary.bot))
 
 
 # --- formatting --------------------------------------------------------------------------------

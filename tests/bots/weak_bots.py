@@ -2,8 +2,10 @@
 
 ``make_weak_bot(settings, flaw)`` builds an aiohttp app serving ``POST /api/messages``. It checks
 the Authorization header the way the spec asks (Authentication, Connector to bot 4; Local test
-emulator to bot 1-7) with PyJWT and the keys of the issuer's OpenID metadata, except for the one
-thing its flaw gets wrong. A request that passes is answered 200 (the auth probe judges only the
+emulator to bot 1-7) with PyJWT and the keys of the issuer's OpenID metadata, and the signing
+key's ``endorsements`` against the activity's ``channelId`` (field notes), except for the one
+thing its flaw gets wrong. On the emulator path, ``ver`` 1.0 tokens carry the app id in
+``appid`` and 2.0 tokens in ``azp``. A request that passes is answered 200 (the auth probe judges only the
 HTTP answer); one that fails is answered 403. ``flaw=None`` is a correct bot. Given its password
 and the token endpoint (``WeakSettings.app_password``, ``token_url``, ``connector_scope``), a bot
 also replies ``echo: <text>`` to an accepted message through the connector, with a token of its
@@ -14,6 +16,10 @@ Flaws (``FLAWS``): what each gets wrong -> the probe cases it must fail.
 
 - ``optional-auth``: a call without Authorization is let through -> ``no-header``
 - ``any-scheme``: the last word of the header is the token, whatever the scheme -> ``scheme``
+The flaws of token checks are the same on every path, so each fails its case on the connector
+path and on the emulator path for both token versions (``issuer`` means ``issuer``,
+``emulator-issuer`` and ``emulator-v2-issuer``):
+
 - ``skip-issuer``: an unknown iss is read as the connector's -> ``issuer``
 - ``skip-audience``: aud is not checked -> ``audience``
 - ``skip-expiry``: exp is not checked -> ``expired``
@@ -24,8 +30,12 @@ Flaws (``FLAWS``): what each gets wrong -> the probe cases it must fail.
 - ``unknown-kid-ok``: an unknown kid falls back to every published key -> ``unknown-kid``
 - ``accept-none``: alg none is accepted unsigned -> ``alg-none``
 - ``hs256-public-key``: HS256 is verified with the public key's PEM -> ``hs256-public-key``
-- ``ignore-appid``: the emulator path's appid is not checked -> ``emulator-no-appid``,
-  ``emulator-wrong-appid``
+- ``ignore-appid``: the emulator path's app id is not checked -> ``emulator-no-appid``,
+  ``emulator-wrong-appid``, ``emulator-v2-wrong-azp``
+- ``ignore-azp``: the app id of ver 2.0 tokens (``azp``) is not checked ->
+  ``emulator-v2-wrong-azp``
+- ``ignore-endorsements``: a key's endorsements are not checked -> ``endorsement`` (when botemu
+  publishes endorsements; without them the probe skips that case and the bot passes)
 - ``answers-401``: refuses with 401 instead of 403 -> none (warnings only)
 - ``crashes``: raises on a bad token (HTTP 500) -> every bad token
 
@@ -65,6 +75,8 @@ FLAWS = (
     "accept-none",
     "hs256-public-key",
     "ignore-appid",
+    "ignore-azp",
+    "ignore-endorsements",
     "answers-401",
     "crashes",
 )
@@ -123,6 +135,8 @@ class Validator:
         self.flaw = flaw
         self._fetch = fetch
         self._clock = clock
+        self._endorsements: dict[str, list[str]] = {}
+        """kid -> the channels the key is endorsed for (keys that carry endorsements only)."""
         emulator_aud = settings.emulator_audience or settings.app_id
         self._paths = {
             settings.connector_issuer: _Path(
@@ -144,9 +158,14 @@ class Validator:
             key = jwt.PyJWK(jwk, algorithm="RS256").key
             if isinstance(key, RSAPublicKey):
                 keys[jwk["kid"]] = key
+                if isinstance(jwk.get("endorsements"), list):
+                    self._endorsements[jwk["kid"]] = jwk["endorsements"]
         return keys
 
-    async def check(self, authorization: str | None) -> dict[str, Any]:
+    async def check(
+        self, authorization: str | None, activity: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The claims of an acceptable token on a request carrying ``activity``; ``Refused``."""
         flaw = self.flaw
         if not authorization:
             if flaw == "optional-auth":
@@ -176,8 +195,14 @@ class Validator:
         self._check_times(claims)
         if path.name == "emulator" and flaw != "ignore-appid":
             name = "azp" if claims.get("ver") == "2.0" else "appid"
-            if claims.get(name) != self.settings.app_id:
+            if claims.get(name) != self.settings.app_id and not (
+                name == "azp" and flaw == "ignore-azp"
+            ):
                 raise Refused(f"{name} is not this bot's app id")
+        endorsed = self._endorsements.get(str(header.get("kid")))
+        channel = (activity or {}).get("channelId")
+        if endorsed is not None and channel not in endorsed and flaw != "ignore-endorsements":
+            raise Refused(f"the key is not endorsed for channel {channel!r}")
         return claims
 
     async def _verified(
@@ -309,7 +334,14 @@ def make_weak_bot(settings: WeakSettings, flaw: str | None) -> web.Application:
         body = await request.read()
         validator = request.app[VALIDATOR]
         try:
-            await validator.check(request.headers.get("Authorization"))
+            activity = json.loads(body)
+        except ValueError:
+            activity = None
+        try:
+            await validator.check(
+                request.headers.get("Authorization"),
+                activity if isinstance(activity, dict) else None,
+            )
         except Refused as e:
             if validator.flaw == "crashes":
                 raise RuntimeError(f"unhandled: {e}") from e

@@ -22,7 +22,7 @@ from aiohttp import web
 
 from emulator.cli import main
 from emulator.config import BotRegistration, Profile, ServiceConfig
-from emulator.conformance.auth import CASES, RULES, TokenFactory, probe_auth
+from emulator.conformance.auth import CASES, NO_ENDORSEMENTS, RULES, TokenFactory, probe_auth
 from emulator.conformance.tls import ProbeError
 from emulator.connector.sender import TokenKind
 from emulator.findings import Finding, Severity
@@ -35,7 +35,11 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = "11111111-2222-3333-4444-555555555555"
 PASSWORD = "s3cret"
 NAMES = [c.name for c in CASES]
+ACCEPTED = [c.name for c in CASES if c.expect_accept]
 BAD = {c.name for c in CASES if not c.expect_accept}
+RUN = BAD - {"endorsement"}
+"""The bad cases run when botemu publishes no endorsements (the default): all but one."""
+ENDORSED = ("botemu", "msteams")
 
 
 @functools.cache
@@ -46,20 +50,31 @@ def echo_bot() -> ModuleType:
 class Servers(LoopbackServers):
     """A botemu with the test bot registered, and the bot beside it."""
 
-    async def emulator(self, bot_url: str, profile: Profile = Profile.V31) -> ServiceConfig:
+    async def emulator(
+        self,
+        bot_url: str,
+        profile: Profile = Profile.V31,
+        endorsements: tuple[str, ...] = (),
+    ) -> ServiceConfig:
         config = ServiceConfig(
             port=free_port(),
             profile=profile,
             certs_dir=self.tmp_path / "certs",
             bots=(BotRegistration(APP, PASSWORD, bot_url),),
+            endorsements=endorsements,
         )
         return await self.serve_emulator(config)
 
-    async def bot(self, make: Callable[[ServiceConfig], web.Application]) -> ServiceConfig:
+    async def bot(
+        self,
+        make: Callable[[ServiceConfig], web.Application],
+        endorsements: tuple[str, ...] = (),
+    ) -> ServiceConfig:
         """A bot on a free port and a botemu with it registered (the bot knows the botemu's
-        settings before either starts)."""
+        settings before either starts), its keys endorsed for ``endorsements``."""
         bot_port = free_port()
-        config = await self.emulator(f"http://127.0.0.1:{bot_port}/api/messages")
+        url = f"http://127.0.0.1:{bot_port}/api/messages"
+        config = await self.emulator(url, endorsements=endorsements)
         await self.serve(make(config), bot_port)
         return config
 
@@ -143,11 +158,40 @@ async def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[
 
 def test_one_rule_per_case_with_its_spec_source() -> None:
     assert [c.rule for c in CASES] == RULES.ids()
-    assert len(set(NAMES)) == len(NAMES) == 18
+    assert len(set(NAMES)) == len(NAMES) == 43
     assert all(r.source.startswith("spec Authentication, ") for r in RULES)
-    assert [c.name for c in CASES if c.control] == ["valid", "emulator-valid"]
-    accepted = [c.name for c in CASES if c.expect_accept]
-    assert accepted == ["valid", "expired-within-skew", "emulator-valid"]
+    assert [c.name for c in CASES if c.control] == ["valid", "emulator-valid", "emulator-v2-valid"]
+    assert ACCEPTED == [
+        "valid", "expired-within-skew",
+        "emulator-valid", "emulator-expired-within-skew",
+        "emulator-v2-valid", "emulator-v2-expired-within-skew",
+    ]  # fmt: skip
+    assert [c.name for c in CASES if c.skip is not None] == ["endorsement"]
+
+
+CONNECTOR_CASES = [
+    "issuer", "audience", "expired", "expired-within-skew", "not-yet-valid", "tampered",
+    "unknown-key", "unknown-kid", "forged-signature", "alg-none", "hs256-public-key",
+]  # fmt: skip
+"""The connector path's cases that the emulator path repeats for each token version."""
+
+
+def test_the_emulator_path_has_the_connector_cases_for_both_token_versions() -> None:
+    for prefix, version, app_id_cases in (
+        ("emulator", "1.0", ["no-appid", "wrong-appid"]),
+        ("emulator-v2", "2.0", ["wrong-azp"]),
+    ):
+        cases = [c for c in CASES if c.version == version]
+        assert [c.name for c in cases] == [
+            f"{prefix}-{n}" for n in ["valid", *app_id_cases, *CONNECTOR_CASES]
+        ]
+        assert {c.path for c in cases} == {TokenKind.EMULATOR}
+        assert [c.rule for c in cases] == [f"AUTH-{c.name.upper()}" for c in cases]
+        lane = f"emulator-path (ver {version})"
+        assert {c.lane for c in cases} == {lane}
+        assert all(RULES[c.rule].summary for c in cases)
+    v2 = [r for r in RULES if r.id.startswith("AUTH-EMULATOR-V2-")]
+    assert len(v2) == 13 and all("ver 2.0: the app id is in azp" in r.source for r in v2)
 
 
 NOW = 1_750_000_000.0
@@ -161,7 +205,8 @@ def factory(tmp_path_factory: pytest.TempPathFactory) -> TokenFactory:
 
 
 def check(f: TokenFactory, authorization: str | None, kind: TokenKind) -> str:
-    """botemu's own validator on a case's header: "ok" or the reason it refuses."""
+    """botemu's own validator on a case's header: "ok" or the reason it refuses (botemu's
+    validator knows nothing of endorsements)."""
     p = f.placeholders
     expect = (
         Expectation((p.connector_issuer,), (APP,))
@@ -172,9 +217,11 @@ def check(f: TokenFactory, authorization: str | None, kind: TokenKind) -> str:
     if scheme != "Bearer":
         return "not bearer"
     try:
-        validate(token, f.keys, expect, now=NOW)
+        claims = validate(token, f.keys, expect, now=NOW)
     except TokenError as e:
         return e.reason
+    if kind is TokenKind.EMULATOR:  # which claim carried the app id
+        return "ok (azp)" if claims.get("ver") == "2.0" and "appid" not in claims else "ok (appid)"
     return "ok"
 
 
@@ -194,9 +241,29 @@ REASONS = {
     "forged-signature": "signature",
     "alg-none": "algorithm",
     "hs256-public-key": "algorithm",
-    "emulator-valid": "ok",
+    "endorsement": "ok",
+    "emulator-valid": "ok (appid)",
     "emulator-no-appid": "appid",
     "emulator-wrong-appid": "appid",
+    "emulator-v2-valid": "ok (azp)",
+    "emulator-v2-wrong-azp": "appid",
+    **{
+        f"{prefix}-{name}": reason
+        for prefix, good in (("emulator", "ok (appid)"), ("emulator-v2", "ok (azp)"))
+        for name, reason in {
+            "issuer": "issuer",
+            "audience": "audience",
+            "expired": "expired",
+            "expired-within-skew": good,
+            "not-yet-valid": "not-yet-valid",
+            "tampered": "signature",
+            "unknown-key": "unknown-kid",
+            "unknown-kid": "unknown-kid",
+            "forged-signature": "signature",
+            "alg-none": "algorithm",
+            "hs256-public-key": "algorithm",
+        }.items()
+    },
 }
 
 
@@ -238,7 +305,45 @@ def test_emulator_tokens_carry_the_legacy_audience_in_v30(tmp_path: Path) -> Non
     p = config.placeholders()
     f = TokenFactory(KeyStore(tmp_path), p, Profile.V30, APP, clock=lambda: NOW)
     assert f.claims(TokenKind.EMULATOR)["aud"] == p.legacy_audience
+    assert f.claims(TokenKind.EMULATOR, version="2.0")["aud"] == p.legacy_audience
     assert f.claims(TokenKind.CONNECTOR)["aud"] == APP
+    # In v3.0 the connector's audience is the emulator path's: the wrong one is neither.
+    assert p.connector_audience == p.legacy_audience
+    assert f.emulator_wrong_audience not in (p.legacy_audience, APP)
+
+
+def test_version_2_tokens_carry_the_app_id_in_azp(factory: TokenFactory) -> None:
+    v1 = factory.claims(TokenKind.EMULATOR)
+    v2 = factory.claims(TokenKind.EMULATOR, version="2.0")
+    assert (v1["ver"], v1["appid"], "azp" in v1) == ("1.0", APP, False)
+    assert (v2["ver"], v2["azp"], "appid" in v2) == ("2.0", APP, False)
+    assert factory.emulator_wrong_audience == factory.placeholders.connector_audience  # v3.1
+    wrong = next(c for c in CASES if c.name == "emulator-v2-wrong-azp").build(factory)
+    import jwt
+
+    assert wrong is not None
+    claims = jwt.decode(wrong.removeprefix("Bearer "), options={"verify_signature": False})
+    assert (claims["ver"], claims["azp"], "appid" in claims) == ("2.0", factory.other_app_id, False)
+
+
+def test_the_endorsement_case_picks_channels_by_the_published_endorsements(tmp_path: Path) -> None:
+    config = ServiceConfig(certs_dir=tmp_path)
+
+    def made(*endorsements: str) -> TokenFactory:
+        keys = KeyStore(tmp_path, endorsements=endorsements)
+        return TokenFactory(keys, config.placeholders(), config.profile, APP, clock=lambda: NOW)
+
+    case = next(c for c in CASES if c.name == "endorsement")
+    assert case.skip is not None and case.channel is not None
+    none = made()
+    assert (none.endorsements, none.channel) == ((), "botemu")
+    assert case.skip(none) == NO_ENDORSEMENTS
+    both = made("msteams", "botemu")
+    assert (both.channel, case.skip(both)) == ("botemu", None)
+    assert case.channel(both) == "botemu-unendorsed"
+    # Keys endorsed for other channels only: the good cases come from an endorsed channel.
+    teams = made("msteams", "botemu-unendorsed", "botemu-unendorsed1")
+    assert (teams.channel, case.channel(teams)) == ("msteams", "botemu-unendorsed2")
 
 
 # --- the echo bot and the weak bots, through POST /_botemu/probe/auth ----------------------------
@@ -257,19 +362,44 @@ async def test_the_echo_bot_passes_every_case(servers: Servers, profile: Profile
     assert [f["rule"] for f in findings] == RULES.ids()
     assert {f["severity"] for f in findings} == {"info"}, findings
     assert findings[1]["message"] == "refused a call without an Authorization header (HTTP 403)"
+    endorsement = findings[NAMES.index("endorsement")]
+    assert endorsement["message"] == f"skipped: {NO_ENDORSEMENTS}"
     # The accepted messages were answered through botemu's connector, in the probe's conversation.
+    assert await replies(config, report["conversation_id"]) == [
+        f"echo: botemu auth probe: {name}" for name in ACCEPTED
+    ]
+
+
+async def replies(config: ServiceConfig, conversation_id: str) -> list[str]:
     async with (
         aiohttp.ClientSession() as http,
-        http.get(
-            f"{config.base_url}/_botemu/conversations/{report['conversation_id']}/activities"
-        ) as response,
+        http.get(f"{config.base_url}/_botemu/conversations/{conversation_id}/activities") as got,
     ):
-        activities = (await response.json())["activities"]
-    replies = [a["text"] for a in activities if a["from"].get("role") == "bot"]
-    assert replies == [
-        f"echo: botemu auth probe: {name}"
-        for name in ("valid", "expired-within-skew", "emulator-valid")
-    ]
+        activities = (await got.json())["activities"]
+    return [a["text"] for a in activities if a["from"].get("role") == "bot"]
+
+
+@pytest.mark.parametrize(
+    "endorsed", [ENDORSED, ("msteams",)], ids=["botemu-endorsed", "other-channels-only"]
+)
+async def test_the_echo_bot_refuses_a_channel_the_key_is_not_endorsed_for(
+    servers: Servers, endorsed: tuple[str, ...]
+) -> None:
+    """With endorsements published, the endorsement case runs (the echo bot refuses it) and every
+    other case still passes: their activities come from an endorsed channel."""
+    bot_port = free_port()
+    url = f"http://127.0.0.1:{bot_port}/api/messages"
+    config = await servers.emulator(url, endorsements=endorsed)
+    await servers.serve(echo_app(config), bot_port)
+    findings = await run_probe(config)
+    assert [f.where for f in findings] == NAMES
+    assert {f.severity for f in findings} == {Severity.INFO}, findings
+    endorsement = findings[NAMES.index("endorsement")]
+    assert endorsement.rule == "AUTH-ENDORSEMENT"
+    assert endorsement.message == (
+        "refused a valid token on an activity whose channelId its signing key is not endorsed "
+        "for (HTTP 403)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -278,22 +408,47 @@ async def test_the_echo_bot_passes_every_case(servers: Servers, profile: Profile
         pytest.param(None, set(), id="correct"),
         pytest.param("optional-auth", {"AUTH-NO-HEADER"}, id="optional-auth"),
         pytest.param("any-scheme", {"AUTH-SCHEME"}, id="any-scheme"),
-        pytest.param("skip-issuer", {"AUTH-ISSUER"}, id="skip-issuer"),
-        pytest.param("skip-audience", {"AUTH-AUDIENCE"}, id="skip-audience"),
-        pytest.param("skip-expiry", {"AUTH-EXPIRED"}, id="skip-expiry"),
-        pytest.param("no-skew", {"AUTH-EXPIRED-WITHIN-SKEW"}, id="no-skew"),
-        pytest.param("skip-nbf", {"AUTH-NOT-YET-VALID"}, id="skip-nbf"),
-        pytest.param("any-signature", {"AUTH-TAMPERED", "AUTH-FORGED-SIGNATURE"}, id="any-signature"),
-        pytest.param("trust-embedded-jwk", {"AUTH-UNKNOWN-KEY"}, id="trust-embedded-jwk"),
-        pytest.param("unknown-kid-ok", {"AUTH-UNKNOWN-KID"}, id="unknown-kid-ok"),
-        pytest.param("accept-none", {"AUTH-ALG-NONE"}, id="accept-none"),
-        pytest.param("hs256-public-key", {"AUTH-HS256-PUBLIC-KEY"}, id="hs256-public-key"),
-        pytest.param(
-            "ignore-appid",
-            {"AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID"},
-            id="ignore-appid",
-        ),
-        pytest.param("crashes", rules_of(BAD), id="crashes"),
+        pytest.param("skip-issuer", {
+            "AUTH-ISSUER", "AUTH-EMULATOR-ISSUER", "AUTH-EMULATOR-V2-ISSUER",
+        }, id="skip-issuer"),
+        pytest.param("skip-audience", {
+            "AUTH-AUDIENCE", "AUTH-EMULATOR-AUDIENCE", "AUTH-EMULATOR-V2-AUDIENCE",
+        }, id="skip-audience"),
+        pytest.param("skip-expiry", {
+            "AUTH-EXPIRED", "AUTH-EMULATOR-EXPIRED", "AUTH-EMULATOR-V2-EXPIRED",
+        }, id="skip-expiry"),
+        pytest.param("no-skew", {
+            "AUTH-EXPIRED-WITHIN-SKEW", "AUTH-EMULATOR-EXPIRED-WITHIN-SKEW",
+            "AUTH-EMULATOR-V2-EXPIRED-WITHIN-SKEW",
+        }, id="no-skew"),
+        pytest.param("skip-nbf", {
+            "AUTH-NOT-YET-VALID", "AUTH-EMULATOR-NOT-YET-VALID", "AUTH-EMULATOR-V2-NOT-YET-VALID",
+        }, id="skip-nbf"),
+        pytest.param("any-signature", {
+            "AUTH-TAMPERED", "AUTH-FORGED-SIGNATURE",
+            "AUTH-EMULATOR-TAMPERED", "AUTH-EMULATOR-FORGED-SIGNATURE",
+            "AUTH-EMULATOR-V2-TAMPERED", "AUTH-EMULATOR-V2-FORGED-SIGNATURE",
+        }, id="any-signature"),
+        pytest.param("trust-embedded-jwk", {
+            "AUTH-UNKNOWN-KEY", "AUTH-EMULATOR-UNKNOWN-KEY", "AUTH-EMULATOR-V2-UNKNOWN-KEY",
+        }, id="trust-embedded-jwk"),
+        pytest.param("unknown-kid-ok", {
+            "AUTH-UNKNOWN-KID", "AUTH-EMULATOR-UNKNOWN-KID", "AUTH-EMULATOR-V2-UNKNOWN-KID",
+        }, id="unknown-kid-ok"),
+        pytest.param("accept-none", {
+            "AUTH-ALG-NONE", "AUTH-EMULATOR-ALG-NONE", "AUTH-EMULATOR-V2-ALG-NONE",
+        }, id="accept-none"),
+        pytest.param("hs256-public-key", {
+            "AUTH-HS256-PUBLIC-KEY", "AUTH-EMULATOR-HS256-PUBLIC-KEY",
+            "AUTH-EMULATOR-V2-HS256-PUBLIC-KEY",
+        }, id="hs256-public-key"),
+        pytest.param("ignore-appid", {
+            "AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID", "AUTH-EMULATOR-V2-WRONG-AZP",
+        }, id="ignore-appid"),
+        pytest.param("ignore-azp", {"AUTH-EMULATOR-V2-WRONG-AZP"}, id="ignore-azp"),
+        # No endorsements are published, so the case that would catch it is skipped.
+        pytest.param("ignore-endorsements", set(), id="ignore-endorsements"),
+        pytest.param("crashes", rules_of(RUN), id="crashes"),
     ],
 )  # fmt: skip
 async def test_each_weak_bot_fails_exactly_its_cases(
@@ -314,11 +469,30 @@ async def test_each_weak_bot_fails_exactly_its_cases(
             assert f.evidence == "HTTP 200"
 
 
+@pytest.mark.parametrize(
+    ("flaw", "failing"),
+    [
+        pytest.param(None, set(), id="correct"),
+        pytest.param("ignore-endorsements", {"AUTH-ENDORSEMENT"}, id="ignore-endorsements"),
+        pytest.param("crashes", rules_of(BAD), id="crashes"),
+    ],
+)
+async def test_with_endorsements_published_a_bot_ignoring_them_fails_exactly_that_case(
+    servers: Servers, flaw: str | None, failing: set[str]
+) -> None:
+    config = await servers.bot(weak_app(flaw), endorsements=ENDORSED)
+    findings = await run_probe(config)
+    assert [f.where for f in findings] == NAMES
+    assert by_severity(findings, Severity.ERROR) == failing
+    assert by_severity(findings, Severity.WARNING) == set()
+    assert not any(f.message.startswith("skipped: ") for f in findings)
+
+
 async def test_a_bot_answering_401_gets_warnings_only(servers: Servers) -> None:
     config = await servers.bot(weak_app("answers-401"))
     findings = await run_probe(config)
     assert by_severity(findings, Severity.ERROR) == set()
-    assert by_severity(findings, Severity.WARNING) == rules_of(BAD)
+    assert by_severity(findings, Severity.WARNING) == rules_of(RUN)
     audience = next(f for f in findings if f.where == "audience")
     assert audience.message.endswith("with HTTP 401; the spec says 403")
 
@@ -349,7 +523,7 @@ def scripted_app(answers: dict[str, int], slow: frozenset[str] = frozenset()) ->
         case = (await request.json())["text"].removeprefix("botemu auth probe: ")
         if case in slow:
             await asyncio.sleep(1)  # past the probe's 0.5 s
-        default = 200 if case in ("valid", "expired-within-skew", "emulator-valid") else 403
+        default = 200 if case in ACCEPTED else 403
         return web.Response(status=answers.get(case, default))
 
     app = web.Application()
@@ -413,6 +587,31 @@ async def test_a_refused_positive_control_makes_its_path_inconclusive(
     assert {got[n].severity for n in NAMES if n.startswith("emulator-")} == {Severity.INFO}
 
 
+async def test_each_token_version_of_the_emulator_path_has_its_own_control(
+    servers: Servers, factory: TokenFactory
+) -> None:
+    """A bot that does not take ver 2.0 tokens: the 2.0 control fails (naming azp), the 2.0
+    refusals prove nothing, and the connector and ver 1.0 cases are judged as usual."""
+    v2 = [n for n in NAMES if n.startswith("emulator-v2-")]
+    got = await scripted(servers, factory, {n: 403 for n in v2} | {"emulator-v2-alg-none": 200})
+    valid = got["emulator-v2-valid"]
+    assert (valid.rule, valid.severity) == ("AUTH-EMULATOR-V2-VALID", Severity.ERROR)
+    assert valid.message.startswith(
+        "positive control refused: the bot did not accept a valid emulator-path token (ver 2.0) "
+        "(HTTP 403), so the probe cannot judge the other emulator-path (ver 2.0) cases; "
+        "does it take ver 2.0 tokens, whose app id is in azp"
+    )
+    wrong = got["emulator-v2-wrong-azp"]
+    assert (wrong.rule, wrong.severity) == ("AUTH-EMULATOR-V2-WRONG-AZP", Severity.WARNING)
+    assert wrong.message.endswith(
+        "but the valid emulator-path (ver 2.0) token was refused too: inconclusive"
+    )
+    assert got["emulator-v2-expired-within-skew"].severity is Severity.WARNING
+    assert got["emulator-v2-alg-none"].severity is Severity.ERROR
+    others = {got[n].severity for n in NAMES if n not in v2}
+    assert others == {Severity.INFO}
+
+
 async def test_an_unreachable_bot_or_a_bad_url_stops_the_probe(factory: TokenFactory) -> None:
     async with aiohttp.ClientSession() as http:
         with pytest.raises(ProbeError, match="cannot connect"):
@@ -440,9 +639,22 @@ async def test_cli_starts_a_botemu_for_the_echo_bot_and_exits_0(
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == f"Auth probe of {url} (app id {APP}) from {config.base_url}"
-    assert [line.split()[:2] for line in lines[1:-1]] == [[n, "pass"] for n in NAMES]
-    assert lines[-1] == f"{url}: passed: 18 of 18 cases passed, 0 errors, 0 warnings"
+    marks = [[n, "skip" if n == "endorsement" else "pass"] for n in NAMES]
+    assert [line.split()[:2] for line in lines[1:-1]] == marks
+    assert lines[-1] == f"{url}: passed: 42 of 43 cases passed, 0 errors, 0 warnings, 1 skipped"
     assert (tmp_path / "certs" / "signing-keys").is_dir()
+    # --endorse: the botemu started here publishes endorsements, and the case runs. A new bot:
+    # the first one keeps the keys it fetched (without endorsements) for 5 days.
+    url = await servers.serve(echo_app(config), free_port()) + "/api/messages"
+    argv = ["--bot", url, "--app-id", APP, "--app-password", PASSWORD]
+    code, out, err = await run_cli(
+        [*argv, "--emulator", config.base_url, "--endorse", "botemu", "--endorse", "msteams"],
+        capsys,
+    )
+    assert (code, err) == (0, "")
+    endorsement = next(line for line in out.splitlines() if line.split()[0] == "endorsement")
+    assert endorsement.split()[1] == "pass" and "(HTTP 403)" in endorsement
+    assert out.splitlines()[-1] == f"{url}: passed: 43 of 43 cases passed, 0 errors, 0 warnings"
 
 
 async def test_cli_json_through_a_running_botemu_exits_1(
@@ -454,9 +666,12 @@ async def test_cli_json_through_a_running_botemu_exits_1(
     code, out, err = await run_cli(argv, capsys)
     assert (code, err) == (1, "")
     report = json.loads(out)
-    assert (report["passed"], report["errors"], report["warnings"]) == (False, 1, 0)
+    assert (report["passed"], report["errors"], report["warnings"]) == (False, 3, 0)
+    assert report["skipped"] == 1
     assert (report["app_id"], report["emulator"]) == (APP, config.base_url)
-    assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == ["AUTH-AUDIENCE"]
+    assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == [
+        "AUTH-AUDIENCE", "AUTH-EMULATOR-AUDIENCE", "AUTH-EMULATOR-V2-AUDIENCE"
+    ]  # fmt: skip
     assert set(report["findings"][0]) == {"rule", "severity", "where", "message"}
 
 
@@ -467,8 +682,10 @@ async def test_cli_warnings_only_exit_0(
     argv = ["--bot", bot_url(config), "--app-id", APP, "--emulator", config.base_url]
     code, out, _ = await run_cli(argv, capsys)
     assert code == 0
-    assert sum(" warn " in line for line in out.splitlines()) == len(BAD)
-    assert out.splitlines()[-1].endswith(": passed: 3 of 18 cases passed, 0 errors, 15 warnings")
+    assert sum(" warn " in line for line in out.splitlines()) == len(RUN) == 36
+    assert out.splitlines()[-1].endswith(
+        ": passed: 6 of 43 cases passed, 0 errors, 36 warnings, 1 skipped"
+    )
 
 
 @pytest.mark.slow
@@ -507,6 +724,30 @@ async def test_cli_as_a_subprocess(servers: Servers) -> None:
             ["--bot", "{bot}", "--emulator", "{running}"],
             "cannot connect",
             id="bot-unreachable",
+        ),
+        pytest.param(
+            ["--bot", "{bot}", "--emulator", "{running}", "--endorse", "botemu"],
+            "publishes its own keys: give --endorse to it (botemu serve --endorse CHANNEL)",
+            id="endorse-with-a-running-botemu",
+        ),
+        pytest.param(
+            ["--bot", "{bot}", "--calling", "--endorse", "botemu", "--app-id", APP],
+            "--endorse is for messaging bots",
+            id="endorse-calling",
+        ),
+        pytest.param(
+            [
+                "--bot",
+                "{bot}",
+                "--emulator",
+                "http://127.0.0.1:{closed}",
+                "--app-id",
+                APP,
+                "--endorse",
+                "two words",
+            ],
+            "'two words' cannot be an endorsed channel id",
+            id="endorse-a-bad-channel",
         ),
     ],
 )

@@ -25,7 +25,7 @@ from emulator.connector.errors import (
     too_big,
     unauthorized,
 )
-from emulator.connector.models import ConnectorState, check_activity
+from emulator.connector.models import ConnectorState, check_activity, conversation_warnings
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
 
@@ -527,7 +527,6 @@ def test_attachment_round_trip(state: ConnectorState) -> None:
     ("data", "error"),
     [
         pytest.param([], BadArgument, id="not an object"),
-        pytest.param({"originalBase64": "AA=="}, MissingProperty, id="no type"),
         pytest.param({"type": 3, "originalBase64": "AA=="}, BadArgument, id="type not a string"),
         pytest.param({"type": "a/b\r\nX: y", "originalBase64": "AA=="}, BadArgument, id="crlf"),
         pytest.param({"type": "image/png"}, MissingProperty, id="no view"),
@@ -544,6 +543,29 @@ def test_bad_attachment_data_is_refused(
     conversation_id = one_to_one(state)
     with pytest.raises(error):
         state.upload_attachment(conversation_id, data)  # type: ignore[arg-type]
+
+
+def test_an_attachment_upload_without_type_is_accepted(state: ConnectorState) -> None:
+    """Regression: an upload without ``type`` was refused (400 MissingProperty); the real
+    service answers it with 200 and an id (the SDK's own recordings)."""
+    conversation_id = one_to_one(state)
+    attachment_id = state.upload_attachment(conversation_id, {"originalBase64": "AAE="})
+    assert state.attachment_view(attachment_id, "original", bot="botA") == (
+        b"\x00\x01",
+        "application/octet-stream",
+    )
+
+
+def test_tenant_id_in_the_python_sdks_spelling_is_read_with_a_note(state: ConnectorState) -> None:
+    """Regression: ConversationParameters.tenant_id, serialized ``tenantID`` by the Python SDK,
+    was silently dropped."""
+    params = {"members": [{"id": "u1"}], "tenantID": "tenant-7"}
+    created = state.create_conversation("botA", params)
+    assert state.conversation(str(created["id"])).tenant_id == "tenant-7"
+    assert conversation_warnings(params) == [
+        "$.tenantID read as tenantId: the Python SDK's spelling; the connector's is tenantId"
+    ]
+    assert conversation_warnings({"tenantId": "t", "tenantID": "u"}) == []
 
 
 # --- ids, reset, errors ------------------------------------------------------------------------
@@ -612,4 +634,4 @@ def test_error_fields() -> None:
     big = too_big("attachment", None, 4)
     assert isinstance(big, MessageSizeTooBig)
     assert big.limit == 4
-    assert big.message == "the attachment body is over the limit of 4 bytes"
+    assert big.message == "the body is over the limit of 4 bytes for attachment"

@@ -475,7 +475,8 @@ async def test_an_activity_over_the_limit_is_a_413(
     assert response.status == 413
     code, message = await error_of(response)
     assert code == "MessageSizeTooBig"
-    assert "over the limit of 100 bytes" in message
+    assert "over the limit of 100 bytes for an Activity" in message
+    assert "the an" not in message  # regression: "the an Activity body"
     fits = await small.post(path, data=b'{"type": "message", "text": "ok"}', headers=auth())
     assert fits.status == 200
 

@@ -239,6 +239,31 @@ def test_endorsements_are_published_when_configured(tmp_path: Path, clock: FakeC
     assert all(k["endorsements"] == ["msteams", "emulator"] for k in _jwks_keys(store))
 
 
+def test_endorsements_are_listed_once_each_in_order(tmp_path: Path, clock: FakeClock) -> None:
+    store = KeyStore(tmp_path, clock=clock, endorsements=("webchat", "msteams", "webchat"))
+
+    assert store.endorsements == ("webchat", "msteams")
+    assert store.current().jwk()["endorsements"] == ["webchat", "msteams"]
+
+
+@pytest.mark.parametrize(
+    ("endorsements", "message"),
+    [
+        pytest.param(("",), "'' cannot be an endorsed channel id", id="empty"),
+        pytest.param(("ms teams",), "'ms teams' cannot be an endorsed channel id", id="space"),
+        pytest.param((" msteams",), "' msteams' cannot be an endorsed channel id", id="padded"),
+        pytest.param("msteams", "a list of channel ids, not 'msteams'", id="string"),
+        pytest.param(("msteams", 3), "3 cannot be an endorsed channel id", id="number"),
+    ],
+)
+def test_an_endorsement_that_cannot_be_a_channel_id_is_refused(
+    tmp_path: Path, endorsements: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(IdentityError, match=message):
+        KeyStore(tmp_path, endorsements=endorsements)
+    assert not (tmp_path / "signing-keys").exists()
+
+
 def _jwks_keys(store: KeyStore) -> list[dict[str, JSON]]:
     keys = store.jwks()["keys"]
     assert isinstance(keys, list)

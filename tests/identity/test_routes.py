@@ -420,6 +420,21 @@ async def test_jwks(client: Client, service: IdentityService) -> None:
     assert jwks == {"keys": [service.keys.current().jwk()]}
 
 
+async def test_jwks_carries_the_configured_endorsements_on_every_key(
+    aiohttp_client: ClientFactory, tmp_path: Path, clock: FakeClock
+) -> None:
+    """ServiceConfig.endorsements (botemu serve --endorse) reach every published key, the
+    retired one too (field notes: SDKs then require the activity's channelId to be listed)."""
+    service = make_service(make_config(tmp_path, endorsements=("botemu", "msteams")), clock)
+    client = await aiohttp_client(make_identity_app(service))
+    service.keys.current()
+    clock.now += 60
+    service.keys.rotate()
+    jwks, _ = await get_json(client, service.config.placeholders().jwks_uri)
+
+    assert [k["endorsements"] for k in jwks["keys"]] == [["botemu", "msteams"]] * 2
+
+
 async def test_jwks_follows_rotation_and_grace(
     client: Client, service: IdentityService, clock: FakeClock
 ) -> None:
@@ -456,6 +471,7 @@ def test_routes_are_data(service: IdentityService) -> None:
             ("GET", "/_identity/common/v2.0/.well-known/openid-configuration"),
             ("GET", "/_identity/connector/v2.0/.well-known/openid-configuration"),
             ("GET", "/_identity/keys"),
+            ("GET", "/adfs/.well-known/openid-configuration"),
         ]
     )
 

@@ -28,6 +28,7 @@ from emulator.config import BotRegistration, ServiceConfig
 from emulator.findings import Finding, Severity
 from emulator.manifest.check import DEFAULT_CONSUMER, RULES
 from emulator.manifest.check_cli import add_check_parser
+from emulator.manifest.validate import load_manifest, position_of
 from tests.bots.broken_skill import make_broken_skill, skill
 from tests.support import LoopbackServers, free_port
 
@@ -445,3 +446,54 @@ async def test_cli_an_invalid_manifest_exits_1_unchecked(
     assert (code, err) == (1, "")
     assert "/endpoints/0/platformAppId" in out
     assert out.splitlines()[-1] == f"{path}: invalid manifest (1 error): the skill was not checked"
+
+
+def with_culture_warnings(tmp_path: Path, url: str | None = None) -> Path:
+    """The example skill's manifest with language models written as published manifests write
+    them: a lower-case key and a display name (MF-CULTURE-NAME, a warning unless --strict)."""
+    document = manifest_at(url) if url else copy.deepcopy(DOCUMENT)
+    document["dispatchModels"] = {"languages": {"en-us": [{
+        "name": "Example skill LU (English)", "contentType": "application/lu",
+        "url": "https://skill.example.com/models/example-en.lu",
+    }]}}  # fmt: skip
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return path
+
+
+async def test_cli_strict_culture_names_make_the_manifest_invalid_and_unchecked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = with_culture_warnings(tmp_path)
+    emulator = f"http://127.0.0.1:{free_port()}"  # nothing answers: the skill is never contacted
+    code, out, err = await cli([str(path), "--strict", "--emulator", emulator], capsys)
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert [[*line.split(": ")[1:3], line.rsplit(" ", 1)[1]] for line in lines[:-1]] == [
+        ["warning", "/endpoints/0/endpointUrl", "[MF-ENDPOINT-HTTPS]"],  # --strict leaves it
+        ["error", "/dispatchModels/languages/en-us", "[MF-CULTURE-NAME]"],
+        ["error", "/dispatchModels/languages/en-us/0/name", "[MF-CULTURE-NAME]"],
+    ]
+    manifest = load_manifest(path)
+    assert [line.split(": ")[0] for line in lines[:-1]] == [
+        "{}:{}:{}".format(path, *position_of(manifest, line.split(": ")[2]) or (0, 0))
+        for line in lines[:-1]
+    ]
+    assert lines[-1] == f"{path}: invalid manifest (2 errors): the skill was not checked"
+    code, out, _ = await cli([str(path), "--strict", "--json", "--emulator", emulator], capsys)
+    report = json.loads(out)
+    assert (code, report["valid"], report["errors"], report["warnings"]) == (1, False, 2, 1)
+
+
+async def test_cli_culture_names_are_warnings_and_the_skill_is_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], servers: Servers
+) -> None:
+    config, url = await servers.skill(lambda c: skill.make_app(settings(c, ("*",))))
+    path = with_culture_warnings(tmp_path, url)
+    code, out, err = await cli([str(path), "--emulator", config.base_url, "--json"], capsys)
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert (report["valid"], report["passed"], report["errors"]) == (True, True, 0)
+    warnings = [(f["rule"], f["where"]) for f in report["findings"] if f["severity"] == "warning"]
+    assert ("MF-CULTURE-NAME", "/dispatchModels/languages/en-us") in warnings
+    assert ("MF-CULTURE-NAME", "/dispatchModels/languages/en-us/0/name") in warnings

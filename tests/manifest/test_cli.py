@@ -64,6 +64,77 @@ def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert ": warning: /endpoints/0/endpointUrl: endpointUrl is http, not https" in out
 
 
+SHAPES = HERE / "published-shapes.json"
+SHAPES_PLACES = [
+    ("24:7", "/dispatchModels/languages/en-us"),
+    ("26:11", "/dispatchModels/languages/en-us/0/name"),
+    ("32:7", "/dispatchModels/languages/fr"),
+    ("34:11", "/dispatchModels/languages/fr/0/name"),
+    ("41:11", "/dispatchModels/languages/de-DE/0/name"),
+]
+
+
+def places(out: str) -> list[tuple[str, str, str, str]]:
+    """(line:col, severity, pointer, rule) of each finding line."""
+    found = []
+    for line in out.splitlines()[:-1]:
+        at, severity, where, rest = line.split(": ", 3)
+        found.append((at.split(":", 1)[1], severity, where, rest.rsplit(" [", 1)[1].rstrip("]")))
+    return found
+
+
+def test_real_manifest_shapes_are_valid_with_culture_warnings_and_exit_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(["manifest", "validate", str(SHAPES)], capsys)
+    assert (code, err) == (0, "")
+    assert places(out) == [(at, "warning", w, "MF-CULTURE-NAME") for at, w in SHAPES_PLACES]
+    assert out.splitlines()[-1] == f"{SHAPES}: valid skill manifest: 0 errors, 5 warnings"
+
+
+def test_strict_makes_culture_names_errors_at_the_same_places_and_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(["manifest", "validate", "--strict", str(SHAPES)], capsys)
+    assert (code, err) == (1, "")
+    assert places(out) == [(at, "error", w, "MF-CULTURE-NAME") for at, w in SHAPES_PLACES]
+    assert out.splitlines()[-1] == f"{SHAPES}: invalid skill manifest: 5 errors, 0 warnings"
+    _, lax, _ = run(["manifest", "validate", str(SHAPES)], capsys)
+    assert [line.replace(": warning: ", ": error: ") for line in lax.splitlines()[:-1]] == (
+        out.splitlines()[:-1]
+    )
+
+
+def test_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["manifest", "validate", "--json", str(SHAPES)], capsys)
+    (lax,) = json.loads(out)
+    assert (code, lax["valid"], lax["errors"], lax["warnings"]) == (0, True, 0, 5)
+    code, out, _ = run(["manifest", "validate", "--json", "--strict", str(SHAPES)], capsys)
+    (strict,) = json.loads(out)
+    assert (code, strict["valid"], strict["errors"], strict["warnings"]) == (1, False, 5, 0)
+    assert [(f["line"], f["column"], f["severity"]) for f in strict["findings"]] == [
+        (f["line"], f["column"], "error") for f in lax["findings"]
+    ]
+
+
+def test_strict_leaves_other_warnings_warnings(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        ["manifest", "validate", "--strict", str(HERE / "warnings-only.json")], capsys
+    )
+    assert code == 0
+    assert out.splitlines()[-1].endswith("valid skill manifest: 0 errors, 4 warnings")
+    code, _, _ = run(["manifest", "validate", "--strict", str(TRAVEL)], capsys)
+    assert code == 0
+
+
+def test_strict_an_unreadable_source_still_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        ["manifest", "validate", "--strict", str(SHAPES), str(HERE / "broken.json")], capsys
+    )
+    assert code == 2
+    assert "error: /dispatchModels/languages/en-us:" in out and "broken.json" in err
+
+
 def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["manifest", "validate", "--json", str(FIVE), str(TRAVEL)], capsys)
     assert code == 1

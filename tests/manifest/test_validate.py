@@ -25,7 +25,7 @@ from emulator.manifest import (
     schema,
     validate_manifest,
 )
-from emulator.manifest.validate import FORMATS, MAX_DEPTH
+from emulator.manifest.validate import FORMATS, MAX_DEPTH, STRICT_RULES
 
 HERE = Path(__file__).parent / "manifests"
 BASE: dict[str, Any] = json.loads((HERE / "minimal.json").read_text(encoding="utf-8"))
@@ -41,7 +41,6 @@ KEYWORDS = {
     "format",
     "pattern",
     "maxLength",
-    "propertyNames",
     "minItems",
     "minProperties",
     "uniqueItems",
@@ -231,15 +230,34 @@ CASES = [
         [("maxLength", "/endpoints/0/platformAppId")],
         id="maxLength-platformAppId-newline",
     ),
+    # culture names: the spec's form, not the published schema's (a warning unless strict)
     pytest.param(
         {"/dispatchModels/languages/en-US": [{**MODEL, "name": "English"}]},
-        [("pattern", "/dispatchModels/languages/en-US/0/name")],
-        id="pattern-languageModel-name",
+        [("MF-CULTURE-NAME", "/dispatchModels/languages/en-US/0/name")],
+        id="MF-CULTURE-NAME-languageModel-name",
     ),
     pytest.param(
         {"/dispatchModels/languages/en-us": [MODEL]},
-        [("propertyNames", "/dispatchModels/languages/en-us")],
-        id="propertyNames-culture",
+        [("MF-CULTURE-NAME", "/dispatchModels/languages/en-us")],
+        id="MF-CULTURE-NAME-key-lower-case",
+    ),
+    pytest.param(
+        {"/dispatchModels/languages/en": [MODEL]},
+        [("MF-CULTURE-NAME", "/dispatchModels/languages/en")],
+        id="MF-CULTURE-NAME-key-bare",
+    ),
+    pytest.param(
+        {"/dispatchModels/languages/en-US\n": [{**MODEL, "name": "en-US\n"}]},
+        [
+            ("MF-CULTURE-NAME", "/dispatchModels/languages/en-US\n"),
+            ("MF-CULTURE-NAME", "/dispatchModels/languages/en-US\n/0/name"),
+        ],
+        id="MF-CULTURE-NAME-trailing-newline",
+    ),
+    pytest.param(
+        {"/dispatchModels/languages/en-US": [{**MODEL, "name": 5}]},
+        [("type", "/dispatchModels/languages/en-US/0/name")],
+        id="type-languageModel-name",
     ),
     # minItems, minProperties, uniqueItems
     pytest.param({"/endpoints": []}, [("minItems", "/endpoints")], id="minItems-endpoints"),
@@ -386,6 +404,35 @@ CASES = [
         id="valid-$schema-same-file",
     ),
     pytest.param(
+        {
+            "/$schema": "https://schemas.example.org/schemas/skills/v2.1.preview-1/skill-manifest.json"
+        },
+        [],
+        id="valid-$schema-published-location",
+    ),
+    pytest.param(
+        {"/$schema": "https://cdn.example.com/v2.1.preview-1/skill-manifest.json#"},
+        [],
+        id="valid-$schema-published-location-other-host-fragment",
+    ),
+    pytest.param(
+        {
+            "/$schema": "http://schemas.example.org/schemas/skills/v2.1.preview-1/skill-manifest.json"
+        },
+        [("MF-SCHEMA-VERSION", "/$schema")],
+        id="MF-SCHEMA-VERSION-published-location-over-http",
+    ),
+    pytest.param(
+        {"/$schema": "https://schemas.example.org/schemas/skills/v2.0/skill-manifest.json"},
+        [("MF-SCHEMA-VERSION", "/$schema")],
+        id="MF-SCHEMA-VERSION-published-location-other-version",
+    ),
+    pytest.param(
+        {"/$schema": "https://schemas.example.org/schemas/skills/v2.1.preview-1/manifest.json"},
+        [("MF-SCHEMA-VERSION", "/$schema")],
+        id="MF-SCHEMA-VERSION-published-version-other-file",
+    ),
+    pytest.param(
         {"/activities/status": EVENT, "/activitiesSent/status": EVENT},
         [("MF-ACTIVITY-NAME-COLLISION", "/activitiesSent/status")],
         id="MF-ACTIVITY-NAME-COLLISION",
@@ -511,6 +558,28 @@ def test_warnings_alone_leave_a_manifest_valid() -> None:
         ("MF-ACTIVITY-NAME-COLLISION", "/activitiesSent/status"),
     ]
     assert all(f.severity is Severity.WARNING for f in findings)
+
+
+@pytest.mark.parametrize(("changes", "expected"), CASES)
+def test_strict_makes_only_the_strict_rules_errors(
+    changes: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    """--strict: the same findings at the same places; the culture rule becomes an error, and
+    every other finding keeps its severity."""
+    document = mutate(BASE, changes)
+    default, strict = validate_manifest(document), validate_manifest(document, strict=True)
+    assert found(strict) == found(default) == expected
+    for lax, letter in zip(default, strict, strict=True):
+        assert letter.message == lax.message
+        promoted = lax.rule in STRICT_RULES
+        assert letter.severity is (Severity.ERROR if promoted else lax.severity)
+        assert lax.severity is (Severity.WARNING if promoted else lax.severity)
+
+
+def test_the_strict_rules_are_the_culture_rule_a_warning_by_default() -> None:
+    assert STRICT_RULES == {"MF-CULTURE-NAME"}
+    assert RULES["MF-CULTURE-NAME"].severity is Severity.WARNING
+    assert "field notes" in RULES["MF-CULTURE-NAME"].source
 
 
 def test_every_missing_property_is_its_own_finding() -> None:
@@ -742,6 +811,10 @@ def test_validate_never_raises_on_a_mutated_valid_manifest(changes: list[tuple[s
         f for f in findings if f.severity is Severity.ERROR and f.rule not in BEYOND_THE_SCHEMA
     ]
     assert STANDALONE.is_valid(document) is (errors == [])
+    strict = validate_manifest(document, strict=True)
+    assert [(f.rule, f.where, f.message) for f in strict] == [
+        (f.rule, f.where, f.message) for f in findings
+    ]
 
 
 @settings(max_examples=200, deadline=None)

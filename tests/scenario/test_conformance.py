@@ -313,21 +313,29 @@ AUTH_FLAWS: dict[str | None, set[str]] = {
     None: set(),
     "optional-auth": {"AUTH-NO-HEADER"},
     "any-scheme": {"AUTH-SCHEME"},
-    "skip-issuer": {"AUTH-ISSUER"},
-    "skip-audience": {"AUTH-AUDIENCE"},
-    "skip-expiry": {"AUTH-EXPIRED"},
-    "no-skew": {"AUTH-EXPIRED-WITHIN-SKEW"},
-    "skip-nbf": {"AUTH-NOT-YET-VALID"},
-    "any-signature": {"AUTH-TAMPERED", "AUTH-FORGED-SIGNATURE"},
-    "trust-embedded-jwk": {"AUTH-UNKNOWN-KEY"},
-    "unknown-kid-ok": {"AUTH-UNKNOWN-KID"},
-    "accept-none": {"AUTH-ALG-NONE"},
-    "hs256-public-key": {"AUTH-HS256-PUBLIC-KEY"},
-    "ignore-appid": {"AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID"},
+    **{
+        flaw: {f"AUTH{path}-{case}" for path in ("", "-EMULATOR", "-EMULATOR-V2") for case in cases}
+        for flaw, cases in {
+            "skip-issuer": ["ISSUER"],
+            "skip-audience": ["AUDIENCE"],
+            "skip-expiry": ["EXPIRED"],
+            "no-skew": ["EXPIRED-WITHIN-SKEW"],
+            "skip-nbf": ["NOT-YET-VALID"],
+            "any-signature": ["TAMPERED", "FORGED-SIGNATURE"],
+            "trust-embedded-jwk": ["UNKNOWN-KEY"],
+            "unknown-kid-ok": ["UNKNOWN-KID"],
+            "accept-none": ["ALG-NONE"],
+            "hs256-public-key": ["HS256-PUBLIC-KEY"],
+        }.items()
+    },
+    "ignore-appid": {
+        "AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID", "AUTH-EMULATOR-V2-WRONG-AZP"
+    },
+    "ignore-azp": {"AUTH-EMULATOR-V2-WRONG-AZP"},
+    "ignore-endorsements": set(),  # no endorsements published: that case is skipped
     "answers-401": set(),  # 401 instead of 403: warnings only
-    "crashes": {f"AUTH-{c.name.upper()}" for c in CASES if not c.control}
-    - {"AUTH-EXPIRED-WITHIN-SKEW"},
-}
+    "crashes": {c.rule for c in CASES if not c.expect_accept and c.skip is None},
+}  # fmt: skip
 """Weak messaging bot flaw -> the probe's error rules, listed in the auth probe's failure."""
 
 

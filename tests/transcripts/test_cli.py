@@ -7,6 +7,7 @@ import io
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,7 +275,9 @@ def test_export_to_an_unwritable_place_exits_2(
     assert err.count("\n") == 1
 
 
-def test_export_only_knows_json(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_knows_json_and_transcript_only(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as info:
         run(["transcript", "export", "--db", str(db), "ffff", "--format", "xml"], capsys)
     assert info.value.code == 2
@@ -292,3 +295,100 @@ def test_export_keeps_a_lone_surrogate(tmp_path: Path, capsys: pytest.CaptureFix
     code, out, _ = run(["transcript", "show", "--db", str(path), "c1"], capsys)
     assert code == 0
     assert "odd \\ud800 text" in out
+
+
+# --- export --format transcript ----------------------------------------------------------------
+
+BOT = "11111111-2222-3333-4444-555555555555"
+
+
+def conversation(path: Path) -> str:
+    """A conversation as the emulator records it: its posts to the bot (each answered by the
+    bot's answer, last) and the bot's requests to the connector (each answered by the next
+    event), one of them refused by the connector."""
+    with TranscriptStore(path) as s:
+        cid = s.start(kind="conversation", bot=BOT, call_id="conv-1", caller="user-1")
+        s.append(cid, EventKind.NOTE, {"summary": "conversation conv-1"})
+        s.append(cid, EventKind.HTTP_REQUEST, {
+            "summary": "→ bot: message", "method": "POST", "url": "http://bot/api/messages",
+            "body": {"type": "message", "id": "u1", "text": "héllo", "from": {"id": "user-1"}},
+        })  # fmt: skip
+        base = "/v3/conversations/conv-1/activities"
+        for text, status, answer in (("<b>no</b>", 403, "{}"), ("echo: héllo", 200, '{"id":"r1"}')):
+            s.append(cid, EventKind.HTTP_REQUEST, {
+                "summary": "← bot", "method": "POST", "path": f"{base}/u1", "app_id": BOT,
+                "body": json.dumps({"type": "message", "text": text, "replyToId": "u1"}),
+            })  # fmt: skip
+            s.append(cid, EventKind.HTTP_RESPONSE, {"status": status, "body": answer})
+        s.append(cid, EventKind.HTTP_RESPONSE, {"status": 200, "body": ""})  # the bot's answer
+    return cid
+
+
+def test_export_a_conversation_as_a_transcript_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.db"
+    cid = conversation(path)
+    code, out, err = run(["transcript", "export", "--db", str(path), "conv", "--format",
+                          "transcript"], capsys)  # fmt: skip
+    assert (code, err) == (0, "")
+    activities = json.loads(out)
+    assert [(a["type"], a["text"]) for a in activities] == [
+        ("message", "héllo"),
+        ("message", "echo: héllo"),  # the reply the connector refused is not in it
+    ]
+    reply = activities[1]
+    assert (reply["id"], reply["from"], reply["replyToId"]) == (
+        "r1",
+        {"id": BOT, "role": "bot"},
+        "u1",
+    )
+    assert "héllo" in out  # UTF-8, not escaped
+    # The log view's .transcript of the same conversation, byte for byte (the same code).
+    from emulator.logview.activities import carried, transcript
+
+    with TranscriptStore(path) as s:
+        expected = transcript(carried(s.events(cid), BOT))
+    assert out == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+    target = tmp_path / "conv.transcript"
+    code, out, _ = run(["transcript", "export", "--db", str(path), cid, "--format", "transcript",
+                        "-o", str(target)], capsys)  # fmt: skip
+    assert (code, out) == (0, "")
+    assert json.loads(target.read_text(encoding="utf-8")) == expected
+
+
+async def test_the_cli_and_the_log_view_export_the_same_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], aiohttp_client: Any
+) -> None:
+    from emulator.logview import standalone_app
+
+    path = tmp_path / "t.db"
+    cid = conversation(path)
+    code, out, _ = run(["transcript", "export", "--db", str(path), cid, "--format", "transcript"],
+                       capsys)  # fmt: skip
+    assert code == 0
+    with TranscriptStore(path) as s:
+        client = await aiohttp_client(standalone_app(s))
+        response = await client.get(f"/_logview/api/calls/{cid}/export?format=transcript")
+        assert response.status == 200
+        assert await response.read() == out.encode("utf-8")
+
+
+def test_a_call_has_no_transcript_file(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        ["transcript", "export", "--db", str(db), "a1b2", "--format", "transcript"], capsys
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "botemu transcript: a1b2c3d4e5f6a7b8c9d0 is a call, and the .transcript format holds a "
+        "conversation's activities: export it with --format json\n"
+    )
+
+
+def test_a_conversation_with_no_activity_is_an_empty_transcript(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        ["transcript", "export", "--db", str(db), "ffff", "--format", "transcript"], capsys
+    )
+    assert (code, out) == (0, "[]\n")

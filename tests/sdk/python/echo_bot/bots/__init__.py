@@ -1,0 +1,3 @@
+from .echo_bot import EchoBot
+
+__all__ = ["EchoBot"]
