@@ -14,6 +14,9 @@ API under ``/_botemu/``:
 ``POST /_botemu/token``  ``{"app_id"}``             a token as the token endpoint issues it
 ``POST /_botemu/calling/token``  ``{"app_id"}``     the Bearer token of calling requests to a bot
                                                     (``{"token", "expires_in", "app_id"}``)
+``POST /_botemu/bots``  ``{"endpoint"}``           the bot registered at a messaging endpoint,
+                                                    or a new anonymous bot there
+                                                    (``{"app_id", "anonymous"}``)
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
 ``"conversation_id"?, "activity"?, "token"?,``      with conversationUpdate the first time); with
 ``"version"?}``                                     ``activity``, any activity (event, invoke, ...);
@@ -35,14 +38,15 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
 
 from emulator import __version__
 from emulator.calling.tokens import MAX_APP_ID
-from emulator.config import BotRegistration, Profile, ServiceConfig
+from emulator.config import BotRegistration, Profile, ServiceConfig, anonymous_app_id
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
 from emulator.connector.auth import identity_verifier
@@ -65,6 +69,7 @@ from emulator.pki_routes import pki_routes
 from emulator.transcripts.store import TranscriptError, TranscriptStore
 
 CONTROL = "/_botemu"
+MAX_URL = 2048
 USER: JSONObject = {"id": "user-1", "name": "User", "role": "user"}
 
 
@@ -86,6 +91,18 @@ class Emulator:
         bot = self.config.bot(app_id)
         if bot is None:
             raise web.HTTPNotFound(text=f"no bot registered with app id {app_id}")
+        return bot
+
+    def bot_at(self, endpoint: str) -> BotRegistration:
+        """The bot registered at the messaging ``endpoint``; one that is not is registered now
+        as an anonymous bot (an SDK template with no credentials), so ``botemu chat --bot URL``
+        reaches any bot through a running botemu."""
+        for bot in self.config.bots:
+            if bot.endpoint == endpoint:
+                return bot
+        number = sum(b.anonymous for b in self.config.bots) + 1
+        bot = BotRegistration(anonymous_app_id(number), "", endpoint, anonymous=True)
+        self.config = replace(self.config, bots=(*self.config.bots, bot))
         return bot
 
     def record(self, conversation_id: str, kind: str, payload: JSONObject) -> None:
@@ -162,7 +179,10 @@ def make_app(
     app[IDENTITY] = identity
     app[EMULATOR] = Emulator(config, identity, connector, store, tokens, clock)
     app.add_routes(identity_routes(identity))
-    anonymous = AnonymousBots(config.anonymous, config.only_anonymous)
+    emulator = app[EMULATOR]  # the configuration may gain anonymous bots as it runs
+    anonymous = AnonymousBots(
+        lambda app_id: emulator.config.anonymous(app_id), lambda: emulator.config.only_anonymous()
+    )
     setup_connector(app, connector, verifier, store=store, anonymous=anonymous)
     app.add_routes(control_routes())
     app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
@@ -187,6 +207,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/reset", _reset),
         web.post(f"{CONTROL}/token", _token),
         web.post(f"{CONTROL}/calling/token", _calling_token),
+        web.post(f"{CONTROL}/bots", _bots),
         web.post(f"{CONTROL}/chat", _chat),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
         web.get(f"{CONTROL}/conversations/{{id}}/events", _events),
@@ -275,6 +296,18 @@ TOKEN_VERSIONS = ("1.0", "2.0")
 """The ``ver`` of emulator-path tokens ``POST /_botemu/chat`` sends (field notes)."""
 
 
+async def _bots(request: web.Request) -> web.Response:
+    """``POST /_botemu/bots`` ``{"endpoint"}``: the bot registered at that messaging endpoint,
+    registered now as an anonymous bot if none is: ``{"app_id", "anonymous"}``."""
+    endpoint = _string(await _body(request), "endpoint")
+    assert endpoint is not None
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname or len(endpoint) > MAX_URL:
+        raise web.HTTPBadRequest(text="endpoint is an http(s) URL")
+    bot = request.app[EMULATOR].bot_at(endpoint)
+    return web.json_response({"app_id": bot.app_id, "anonymous": bot.anonymous})
+
+
 async def _chat(request: web.Request) -> web.Response:
     emulator = request.app[EMULATOR]
     body = await _body(request)
@@ -298,6 +331,7 @@ async def _chat(request: web.Request) -> web.Response:
     except ConnectorError as e:
         raise web.HTTPBadRequest(text=str(e)) from e
     result: JSONObject = {
+        "app_id": app_id,
         "conversation_id": conversation_id,
         "activity_id": activity_id,
         "status": answer.status,

@@ -490,14 +490,19 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int:
-    app_id = args.app_id or await _registered(emulator, args.bot)
-    token: dict[str, Any] = {"token": "emulator" if args.emulator_token else "connector"}
+    # Without --app-id, the bot registered at the endpoint, or else an anonymous bot that the
+    # running botemu registers now (an SDK template with no credentials).
+    app_id = args.app_id or (await _post(f"{emulator}/_botemu/bots", {"endpoint": args.bot}))[
+        "app_id"
+    ]
+    token: dict[str, Any] = {
+        "token": "emulator" if args.emulator_token else "connector", "app_id": app_id
+    }
     if args.token_version:
         token["version"] = args.token_version
     printer = ChatPrinter(out)
     if args.send is not None:
-        sent = await _post(f"{emulator}/_botemu/chat",
-                           {"app_id": app_id, "text": args.send, **token})  # fmt: skip
+        sent = await _post(f"{emulator}/_botemu/chat", {"text": args.send, **token})
         await _follow(emulator, sent["conversation_id"], printer, args.wait, until_reply=True)
         return EXIT_OK if printer.replies else EXIT_FAILED
     out.write(f"chatting with {app_id} at {args.bot} through {emulator}; Ctrl-D ends\n")
@@ -511,7 +516,7 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
             return EXIT_OK
         if not line.strip():
             continue
-        body: dict[str, Any] = {"app_id": app_id, "text": line.strip(), **token}
+        body: dict[str, Any] = {"text": line.strip(), **token}
         if conversation:
             body["conversation_id"] = conversation
         sent = await _post(f"{emulator}/_botemu/chat", body)
@@ -634,12 +639,3 @@ def _bot_request(p: dict[str, Any]) -> tuple[str, str] | None:
 def _short(body: object, limit: int = 160) -> str:
     text = " ".join(str(body or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-async def _registered(emulator: str, endpoint: str) -> str:
-    document = await _get(f"{emulator}/_botemu/config")
-    for bot in document.get("bots", []):
-        if bot.get("endpoint") == endpoint:
-            return str(bot["app_id"])
-    raise BotemuError(f"no bot is registered at {endpoint} with the botemu at {emulator}; "
-                      "give --app-id, or register it with botemu serve")  # fmt: skip

@@ -596,14 +596,11 @@ class _Remote(_Chat):
             raise CannotRun(f"no botemu answers at {base}: {e or type(e).__name__}") from e
         if not isinstance(health, dict) or health.get("status") != "ok":
             raise CannotRun(f"no botemu answers at {base}")
-        if app_id is None:
-            config = await _get(http, f"{base}/_botemu/config")
-            bots = config.get("bots") if isinstance(config, dict) else None
-            app_id = next((str(b["app_id"]) for b in bots or [] if isinstance(b, dict)
-                           and b.get("endpoint") == bot), None)  # fmt: skip
-            if app_id is None:
-                raise CannotRun(f"no bot is registered at {bot} with the botemu at {base}: give "
-                                "its app id, or register it with botemu serve")  # fmt: skip
+        if app_id is None:  # the bot registered there, or else an anonymous one, made now
+            found = await _post_json(http, f"{base}/_botemu/bots", {"endpoint": bot})
+            if not isinstance(found, dict) or not isinstance(found.get("app_id"), str):
+                raise CannotRun(f"the botemu at {base} did not say which bot is at {bot}")
+            app_id = found["app_id"]
         return cls(base, bot, app_id, runner)
 
     def note(self, kind: str, payload: JSONObject) -> None:
@@ -704,6 +701,13 @@ class _Remote(_Chat):
 async def _get(http: aiohttp.ClientSession, url: str) -> Any:
     async with http.get(url, timeout=aiohttp.ClientTimeout(total=5)) as response:
         response.raise_for_status()
+        return await response.json()
+
+
+async def _post_json(http: aiohttp.ClientSession, url: str, body: JSONObject) -> Any:
+    async with http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=5)) as response:
+        if response.status != 200:
+            raise CannotRun(f"POST {url}: HTTP {response.status}: {(await response.text())[:200]}")
         return await response.json()
 
 

@@ -210,3 +210,21 @@ async def test_a_conversation_scenario_and_the_plugin_talk_to_an_anonymous_bot(
         assert [r.text for r in replies] == ["Hello and welcome!", "Echo: again"]
     finally:
         await runner.cleanup()
+
+
+async def test_a_running_botemu_registers_an_unknown_endpoint_as_an_anonymous_bot(
+    world: World,
+) -> None:
+    """``botemu chat --bot URL`` (and ``botemu test --emulator``) reach a template bot through
+    a running botemu that was started without it."""
+    url = "http://127.0.0.1:9/api/messages"
+    first = await world.emulator.post("/_botemu/bots", json={"endpoint": url})
+    assert first.status == 200
+    assert await first.json() == {"app_id": f"{ANONYMOUS_APP_ID}-2", "anonymous": True}
+    again = await (await world.emulator.post("/_botemu/bots", json={"endpoint": url})).json()
+    assert again["app_id"] == f"{ANONYMOUS_APP_ID}-2"  # once
+    emulator = world.emulator.app[EMULATOR]
+    assert emulator.config.anonymous(f"{ANONYMOUS_APP_ID}-2")
+    assert emulator.config.only_anonymous() is None  # two anonymous bots now
+    for bad in ({}, {"endpoint": "ftp://x"}, {"endpoint": "http://" + "x" * 3000}):
+        assert (await world.emulator.post("/_botemu/bots", json=bad)).status == 400

@@ -652,7 +652,7 @@ async def test_a_conversation_through_a_running_botemu(tmp_path: Path, shared: b
     mine.close()
 
 
-async def test_a_running_botemu_without_the_bot_registered(tmp_path: Path) -> None:
+async def test_a_running_botemu_registers_an_unknown_bot_as_anonymous(tmp_path: Path) -> None:
     config = ServiceConfig(port=free_port(), certs_dir=tmp_path / "certs")
     with TranscriptStore(tmp_path / "t.db") as store:
         async with serving(config, store):
@@ -661,4 +661,5 @@ async def test_a_running_botemu_without_the_bot_registered(tmp_path: Path) -> No
             )
             async with Runner(target, store) as runner:
                 result = await runner.run(chat(HELLO))
-    assert result.error is not None and "no bot is registered at" in result.error
+    assert result.error is not None and "could not be reached" in result.error  # nothing there
+    assert [f.rule for f in result.findings] == ["CONN-ANONYMOUS-BOT"]
