@@ -72,10 +72,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "config",
         help="print every spec placeholder as botemu serves it",
         description="Print the settings of the running botemu at --emulator (GET /_botemu/config), "
-        "or, when none is running, the ones these options would give.",
+        "or at the --host and --port given (default 127.0.0.1:9070); when none runs there, or "
+        "when other serve options are given, the ones these options give. A line on stderr "
+        "says which is shown.",
     )
     _service_options(config)
-    config.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
+    config.add_argument("--emulator", default=None, metavar="URL",
+                        help=f"the running botemu to ask (default {DEFAULT_EMULATOR})")  # fmt: skip
     config.add_argument("--json", action="store_true", help="print the JSON object")
     config.set_defaults(handler=_config)
 
@@ -421,17 +424,30 @@ async def running(emulator: str) -> bool:
     return isinstance(health, dict) and health.get("status") == "ok"
 
 
+FLAGS = {"bot_endpoint": "--bot-endpoint", "bot_app_id": "--app-id",
+         "bot_app_password": "--app-password"}  # fmt: skip
+SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "endorse", "bot_endpoint",
+                 "bot_app_id", "bot_app_password")  # fmt: skip
+
+
 def _config(args: argparse.Namespace, out: TextIO) -> int:
-    emulator = args.emulator.rstrip("/")
+    """The settings of the botemu asked for (``--emulator``, or the address of ``--host`` and
+    ``--port``), or of the options given; one line on stderr says which."""
+    given = [name for name in SERVE_OPTIONS if getattr(args, name, None) not in (None, False)]
     try:
-        document = (
-            asyncio.run(_get(f"{emulator}/_botemu/config"))
-            if asyncio.run(running(emulator))
-            else config_document(service_config(args))
-        )
+        config = service_config(args)
+        emulator = (args.emulator or config.base_url).rstrip("/")
+        if not given and asyncio.run(running(emulator)):
+            document = asyncio.run(_get(f"{emulator}/_botemu/config"))
+            shown = f"the running botemu at {emulator}"
+        else:
+            document = config_document(config)
+            why = " ".join(FLAGS.get(n, f"--{n.replace('_', '-')}") for n in given)
+            shown = f"botemu serve {why}" if given else f"botemu serve (none runs at {emulator})"
     except (BotemuError, aiohttp.ClientError) as e:
         print(f"botemu config: {e}", file=sys.stderr)
         return EXIT_USAGE
+    print(f"botemu config: the settings of {shown}", file=sys.stderr)
     if args.json:
         json.dump(document, out, indent=2)
         out.write("\n")

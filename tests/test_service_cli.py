@@ -323,3 +323,32 @@ async def test_serve_tls_serves_everything_over_https_and_its_clients_trust_it(
                 monkeypatch.chdir(elsewhere)  # nothing to trust botemu's CA by
                 with pytest.raises(BotemuError, match=r"TLS with .* failed"):
                     await running(url)
+
+
+def test_config_port_shows_the_botemu_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: ``botemu config --port N`` silently showed the settings of a botemu running on
+    the default port. It shows the botemu at the address asked for, or what the options give,
+    and says which on stderr."""
+    from emulator.config import ServiceConfig
+    from emulator.pytest_plugin import BotemuServer
+
+    server = BotemuServer(ServiceConfig(port=0, certs_dir=tmp_path), tmp_path / "s.db")
+    server.start()
+    try:
+        running_port, other = server.config.port, free_port()
+        assert main(["config", "--json", "--port", str(running_port)]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["base_url"] == f"http://127.0.0.1:{running_port}"
+        assert err == f"botemu config: the settings of the running botemu at {server.url}\n"
+        assert main(["config", "--json", "--port", str(other)]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["base_url"] == f"http://127.0.0.1:{other}"
+        assert f"(none runs at http://127.0.0.1:{other})" in err
+        assert main(["config", "--port", str(running_port), "--profile", "v3.0"]) == 0
+        out, err = capsys.readouterr()
+        assert "BOTEMU_CONNECTOR_SCOPE=api://botemu-graph/.default" in out  # not the running v3.1
+        assert err == "botemu config: the settings of botemu serve --profile\n"
+    finally:
+        server.stop()
