@@ -8,14 +8,24 @@ run, with the same client and concurrency:
 - the baseline: raw aiohttp round trips to the same server (its health endpoint);
 - the ratio of activities to raw round trips.
 
-Asserts nothing about time. Run: ``python benchmarks/connector.py [--requests 2000]``.
+With ``--compare-commit`` it compares the two orders of answering and committing, in the same
+run: two ``botemu serve`` processes side by side, one as it is (the transcript is written behind:
+the 200 goes out before the exchange's events are committed) and one with
+``BOTEMU_WRITE_BEHIND=0`` (each event committed before the 200 goes out), measured in turns
+``--rounds`` times so that both see the same load; it prints each one's activities per second
+and the median of the paired ratios (docs/transcripts.md, "Durability").
+
+Asserts nothing about time. Run: ``python benchmarks/connector.py [--requests 2000]
+[--compare-commit [--rounds 10]]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +37,7 @@ import aiohttp
 
 APP_ID = "11111111-2222-3333-4444-555555555555"
 PASSWORD = "bench-secret"
+One = Callable[[aiohttp.ClientSession], Awaitable[None]]
 
 
 def free_port() -> int:
@@ -51,39 +62,47 @@ async def rate(requests: int, concurrency: int, one: Callable[[aiohttp.ClientSes
     return requests / (time.perf_counter() - started)
 
 
+async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
+    """Wait for the server, then (a token request, a connector activity) as request functions:
+    the activity is a message sent into a new conversation with a token from the endpoint."""
+    for _ in range(100):
+        try:
+            async with http.get(f"{base}/_botemu/health") as r:
+                if r.status == 200:
+                    break
+        except aiohttp.ClientError:
+            await asyncio.sleep(0.1)
+    config = await (await http.get(f"{base}/_botemu/config")).json()
+    form = {"grant_type": "client_credentials", "client_id": APP_ID,
+            "client_secret": PASSWORD, "scope": config["connector_scope"]}  # fmt: skip
+
+    async def token(h: aiohttp.ClientSession) -> None:
+        async with h.post(config["token_url"], data=form) as r:
+            assert r.status == 200, await r.text()
+            await r.read()
+
+    async with http.post(config["token_url"], data=form) as r:
+        access = (await r.json())["access_token"]
+    auth = {"Authorization": f"Bearer {access}"}
+    async with http.post(f"{base}/v3/conversations", headers=auth, json={
+        "bot": {"id": APP_ID}, "members": [{"id": "user-1"}], "isGroup": False,
+    }) as r:  # fmt: skip
+        assert r.status in (200, 201), await r.text()
+        conversation = (await r.json())["id"]
+    url = f"{base}/v3/conversations/{conversation}/activities"
+    message = {"type": "message", "text": "benchmark message", "from": {"id": APP_ID}}
+
+    async def activity(h: aiohttp.ClientSession) -> None:
+        async with h.post(url, json=message, headers=auth) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
+    return token, activity
+
+
 async def measure(base: str, requests: int, concurrency: int) -> None:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
-        for _ in range(100):
-            try:
-                async with http.get(f"{base}/_botemu/health") as r:
-                    if r.status == 200:
-                        break
-            except aiohttp.ClientError:
-                await asyncio.sleep(0.1)
-        config = await (await http.get(f"{base}/_botemu/config")).json()
-        form = {"grant_type": "client_credentials", "client_id": APP_ID,
-                "client_secret": PASSWORD, "scope": config["connector_scope"]}  # fmt: skip
-
-        async def token(h: aiohttp.ClientSession) -> None:
-            async with h.post(config["token_url"], data=form) as r:
-                assert r.status == 200, await r.text()
-                await r.read()
-
-        async with http.post(config["token_url"], data=form) as r:
-            access = (await r.json())["access_token"]
-        auth = {"Authorization": f"Bearer {access}"}
-        async with http.post(f"{base}/v3/conversations", headers=auth, json={
-            "bot": {"id": APP_ID}, "members": [{"id": "user-1"}], "isGroup": False,
-        }) as r:  # fmt: skip
-            assert r.status in (200, 201), await r.text()
-            conversation = (await r.json())["id"]
-        url = f"{base}/v3/conversations/{conversation}/activities"
-        message = {"type": "message", "text": "benchmark message", "from": {"id": APP_ID}}
-
-        async def activity(h: aiohttp.ClientSession) -> None:
-            async with h.post(url, json=message, headers=auth) as r:
-                assert r.status in (200, 201), await r.text()
-                await r.read()
+        token, activity = await prepare(base, http)
 
         async def raw(h: aiohttp.ClientSession) -> None:
             async with h.get(f"{base}/_botemu/health") as r:
@@ -101,24 +120,73 @@ async def measure(base: str, requests: int, concurrency: int) -> None:
     print(f"  ratio activities / raw:           {activities / baseline:8.2f}")
 
 
+async def compare(bases: dict[bool, str], requests: int, concurrency: int, rounds: int
+                  ) -> dict[bool, list[float]]:  # fmt: skip
+    """Activities per second of each server (key: commits first), ``rounds`` times, in turns
+    (the first of each round alternates), so that both see the same load on the machine."""
+    figures: dict[bool, list[float]] = {False: [], True: []}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
+        activities = {key: (await prepare(base, http))[1] for key, base in bases.items()}
+        for key in bases:
+            await rate(200, concurrency, activities[key], http)  # warm up
+        for n in range(rounds):
+            for key in (False, True) if n % 2 == 0 else (True, False):
+                figures[key].append(await rate(requests, concurrency, activities[key], http))
+    return figures
+
+
+def start_server(tmp: Path, *, commit_first: bool) -> tuple[subprocess.Popen[bytes], str]:
+    """``botemu serve`` on a free port with a database of its own; with ``commit_first``,
+    ``BOTEMU_WRITE_BEHIND=0`` (each event committed before the answer goes out)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "BOTEMU_WRITE_BEHIND"}
+    if commit_first:
+        env["BOTEMU_WRITE_BEHIND"] = "0"
+    db = Path(tempfile.mkdtemp(dir=tmp)) / "t.db"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--app-id", APP_ID,
+         "--app-password", PASSWORD, "--certs", str(tmp / "certs"), "--db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    return server, f"http://127.0.0.1:{port}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--compare-commit", action="store_true",
+                        help="activities per second answered before and after their commit")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=10,
+                        help="with --compare-commit: measurements of each server, in turns")  # fmt: skip
     args = parser.parse_args()
-    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--app-id", APP_ID,
-             "--app-password", PASSWORD, "--certs", str(Path(tmp) / "certs"),
-             "--db", str(Path(tmp) / "t.db")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        keys = (False, True) if args.compare_commit else (False,)
+        servers = {key: start_server(Path(tmp), commit_first=key) for key in keys}
         try:
-            asyncio.run(measure(f"http://127.0.0.1:{port}", args.requests, args.concurrency))
+            if not args.compare_commit:
+                asyncio.run(measure(servers[False][1], args.requests, args.concurrency))
+                return
+            bases = {key: base for key, (_, base) in servers.items()}
+            figures = asyncio.run(compare(bases, args.requests, args.concurrency, args.rounds))
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for server, _ in servers.values():
+                server.terminate()
+                server.wait(timeout=30)
+    ratios = [first / behind for behind, first in zip(figures[False], figures[True], strict=True)]
+    behind, first = (statistics.median(figures[k]) for k in (False, True))
+    ratio = statistics.median(ratios)
+    print(f"botemu connector: answer before or after the commit (concurrency {args.concurrency}, "
+          f"{args.requests} activities x {args.rounds} rounds, two servers in turns)")  # fmt: skip
+    for name, key in (("answer, then commit (write-behind, the default)", False),
+                      ("commit, then answer (BOTEMU_WRITE_BEHIND=0)", True)):  # fmt: skip
+        runs = " ".join(f"{v:.0f}" for v in figures[key])
+        print(f"  {name:<48} median {statistics.median(figures[key]):7.1f} /s  ({runs})")
+    print(
+        f"  committing first: median of the paired ratios {ratio:.3f} "
+        f"({100 * (ratio - 1):+.1f}% activities per second); "
+        f"{1e3 * args.concurrency * (1 / first - 1 / behind):+.2f} ms per activity at the medians"
+    )
 
 
 if __name__ == "__main__":

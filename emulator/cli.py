@@ -24,7 +24,14 @@ from emulator.conformance.tls import RULES as TLS_RULES
 from emulator.connector.rules import CONNECTOR_RULES
 from emulator.errors import WireError
 from emulator.findings import Finding, RuleRegistry, Severity
-from emulator.jsonpos import locate, position_of
+from emulator.inputs import InputError, read_bytes, read_stdin
+from emulator.jsonpos import (
+    NUMBER_TOO_LONG,
+    is_number_too_long,
+    locate_paths,
+    long_number_at,
+    position_of,
+)
 from emulator.manifest.check import RULES as SKILL_CHECK_RULES
 from emulator.manifest.validate import RULES as MANIFEST_RULES
 from emulator.scenario.expectations import RULES as EXPECTATION_RULES
@@ -124,18 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _read_input(name: str) -> tuple[str, str]:
     """(label, text) of a file or standard input; raises _InputError with one line."""
     label = "<stdin>" if name == "-" else name
-    try:
-        if name == "-":
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        else:
-            with open(name, "rb") as f:
-                data = f.read(MAX_INPUT_BYTES + 1)
-    except FileNotFoundError:
-        raise _InputError(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise _InputError(f"{label}: is a directory, not a file") from None
-    except OSError as e:
-        raise _InputError(f"{label}: cannot read: {e.strerror or e}") from None
+    try:  # a regular file only (a FIFO would hang), or standard input
+        data = read_stdin(MAX_INPUT_BYTES) if name == "-" else read_bytes(name, MAX_INPUT_BYTES)
+    except InputError as e:
+        raise _InputError(f"{label}: {e.message}") from None
     if len(data) > MAX_INPUT_BYTES:
         raise _InputError(f"{label}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
     try:
@@ -156,13 +155,20 @@ def _lint(args: argparse.Namespace, out: TextIO) -> int:
         print(f"botemu lint: {e}", file=sys.stderr)
         return EXIT_USAGE
     except WireError as e:
-        at = label if e.line is None else f"{label}:{e.line}:{e.column}"
-        print(f"botemu lint: {at}: {e.message}", file=sys.stderr)
+        line, column, message = e.line, e.column, e.message
+        if is_number_too_long(e):  # not Python's advice about sys.set_int_max_str_digits()
+            (line, column), message = long_number_at(text) or (None, None), NUMBER_TOO_LONG
+        at = label if line is None else f"{label}:{line}:{column}"
+        print(f"botemu lint: {at}: {message}", file=sys.stderr)
         return EXIT_USAGE
+    # The work is bounded by the input limit, not by what the file holds: validation checks at
+    # most MAX_ACTIONS actions and lists at most FINDINGS_PER_RULE findings of a rule, and only
+    # the positions of those findings are looked up, never one per value of the file.
     findings = validate_workflow(
         document, RuleContext(first=args.first, allow_http=args.allow_http)
     )
-    positions = locate(text)
+    del document
+    positions = locate_paths(text, [f.where for f in findings])
     findings.sort(key=lambda f: position_of(f.where, positions) or (0, 0))
     errors = sum(f.severity is Severity.ERROR for f in findings)
     if args.json:

@@ -149,6 +149,9 @@ class ServiceConfig:
     real_issuers: bool = False
     """Tokens and metadata carry the real platform's issuer strings (``REAL_ISSUERS``), signed
     with botemu's keys (``botemu serve --real-issuers``); overrides still win."""
+    allow_hosts: tuple[str, ...] = ()
+    """Host names botemu answers to besides loopback and its own address (``--allow-host``,
+    ``NAME`` or ``NAME:PORT``; emulator/guard.py)."""
 
     @property
     def base_url(self) -> str:

@@ -167,8 +167,11 @@ class DemoServers:
     """botemu, the IVR bot (mutual TLS) and the echo bot, served on one event loop in a
     background thread from ``start()`` to ``stop()``."""
 
-    def __init__(self, root: Path, directory: Path, port: int, db: Path) -> None:
+    def __init__(
+        self, root: Path, directory: Path, port: int, db: Path, *, allow_hosts: tuple[str, ...] = ()
+    ) -> None:
         self.root = root
+        self.allow_hosts = allow_hosts
         self.directory = directory
         self.port = port
         self.db = db
@@ -216,7 +219,8 @@ class DemoServers:
         # bot answers its messages, the IVR bot its calls (and checks the calling Bearer token).
         registration = BotRegistration(endpoints.app_id, endpoints.app_password,
                                        endpoints.echo_bot, endpoints.ivr_bot, name=ECHO_NAME)  # fmt: skip
-        config = ServiceConfig(port=emulator_port, bots=(registration,), certs_dir=certs.dir)
+        config = ServiceConfig(port=emulator_port, bots=(registration,), certs_dir=certs.dir,
+                               allow_hosts=self.allow_hosts)  # fmt: skip
         p = config.placeholders()
         settings = echo.Settings(
             app_id=endpoints.app_id, app_password=endpoints.app_password,
@@ -378,6 +382,9 @@ def register(subparsers: Any) -> None:
     demo.add_argument("-j", "--jobs", type=_jobs, default=DEFAULT_JOBS, metavar="N",
                       help=f"scenarios run at once (default {DEFAULT_JOBS})")  # fmt: skip
     demo.add_argument("--seed", type=int, metavar="N", help="the run's seed (default: random)")
+    demo.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                      help="botemu answers to this Host name too (NAME or NAME:PORT; repeatable; "
+                      "docs/security.md)")  # fmt: skip
     demo.set_defaults(handler=demo_handler)
 
 
@@ -413,11 +420,14 @@ class DemoOptions:
     seed: int | None = None
     root: Path | None = None
     """The source tree with ``scenarios/`` and ``examples/`` (None: ``find_root()``)."""
+    allow_hosts: tuple[str, ...] = ()
+    """Host names botemu answers to besides loopback (``--allow-host``)."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> DemoOptions:
         return cls(once=args.once, port=args.port, directory=args.dir, db=args.db,
-                   jobs=args.jobs, seed=args.seed)  # fmt: skip
+                   jobs=args.jobs, seed=args.seed,
+                   allow_hosts=tuple(getattr(args, "allow_host", None) or ()))  # fmt: skip
 
 
 def demo_handler(args: argparse.Namespace, out: TextIO) -> int:
@@ -435,7 +445,8 @@ def run_demo(
         suites, missing = suite_paths(root)
         if not suites:
             raise DemoError(f"no bundled scenarios under {shown(root / 'scenarios')}")
-        servers = DemoServers(root, options.directory, options.port, db)
+        servers = DemoServers(root, options.directory, options.port, db,
+                              allow_hosts=options.allow_hosts)  # fmt: skip
         endpoints = servers.start()
     except (BotemuError, OSError) as e:
         err.write(f"botemu demo: {e}\n")
@@ -524,7 +535,7 @@ def serving_hint(endpoints: Endpoints, suites: Sequence[Path]) -> str:
     return (
         "Serving until Ctrl-C. From another terminal in this directory:\n"
         f"  botemu call --bot {endpoints.ivr_bot} --certs {certs}{emulator} --caller 'press 1; hangup'\n"
-        f"  botemu chat --bot {endpoints.echo_bot}{emulator}\n"
+        f"  botemu chat --bot {endpoints.echo_bot} --certs {certs}{emulator}\n"
         f"  botemu test {paths} --bot {endpoints.ivr_bot} --certs {certs} "
         f"--messaging-bot {endpoints.echo_bot} --app-id {endpoints.app_id} "
         f"--emulator {endpoints.emulator}\n"

@@ -288,9 +288,17 @@ class BotemuServer:
             self._store.close()
             self._store = None
 
+    def control_headers(self) -> dict[str, str]:
+        """The headers of a control request: this emulator's secret (from its certificates
+        directory, emulator/guard.py) and the JSON content type."""
+        from emulator.guard import control_headers
+
+        return control_headers(self.config.certs_dir)
+
     def reset(self) -> None:
         """Forget every conversation (``POST /_botemu/reset``)."""
-        request = urllib.request.Request(f"{self.url}/_botemu/reset", data=b"", method="POST")
+        request = urllib.request.Request(f"{self.url}/_botemu/reset", data=b"{}", method="POST",
+                                         headers=self.control_headers())  # fmt: skip
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
         with direct.open(request, timeout=10) as response:
             response.read()
@@ -397,7 +405,8 @@ class Botemu:
             seen = 0
             if conversation is not None:
                 seen = len(await self._activities(http, conversation, 0))
-            async with http.post("/_botemu/chat", json=body) as response:
+            headers = self.server.control_headers()
+            async with http.post("/_botemu/chat", json=body, headers=headers) as response:
                 if response.status >= 400:
                     raise RuntimeError(f"botemu refused the message: HTTP {response.status}: "
                                        f"{(await response.text())[:300]}")  # fmt: skip
@@ -472,20 +481,35 @@ class Botemu:
         """Run a scenario file (or every scenario file under a directory), each matrix entry
         as its own scenario, against ``bot`` (calls) or ``messaging_bot`` (conversations, through
         this emulator); one result per scenario. Raises ``ScenarioError`` for an invalid file.
-        ``explain(results)`` says what failed."""
-        from emulator.scenario.testing import TargetSettings, default_backend
+        A scenario whose bot was not given (a call or ``probe: auth-calling`` without ``bot``,
+        a conversation or ``probe: auth`` without ``messaging_bot``) is not run: its result is
+        a ``SkippedResult`` (``skipped`` the reason, ``passed`` True); when no scenario has its
+        bot, ``ConfigError`` is raised. ``explain(results)`` says what failed."""
+        from emulator.scenario.testing import (
+            ConfigError,
+            TargetSettings,
+            default_backend,
+            split_by_target,
+        )
 
         backend = default_backend()
         scenarios = backend.collect([Path(path)])
+        runnable, skipped = split_by_target(bot is not None, messaging_bot is not None, scenarios,
+                                            _PLUGIN_SKIPS)  # fmt: skip
+        if not runnable:
+            reasons = sorted({s.skipped for s in skipped}) or ["no scenario"]
+            raise ConfigError(f"{path}: nothing to run: every scenario " + "; ".join(reasons))
         if messaging_bot is not None and app_id is not None:
             self._registration(messaging_bot, app_id, app_password)
         target = TargetSettings(bot=bot, messaging_bot=messaging_bot, app_id=app_id,
                                 app_password=app_password, certs=certs, ca=ca,
-                                emulator=self.url)  # fmt: skip
+                                emulator=self.url,
+                                control_certs=self.server.config.certs_dir)  # fmt: skip
+        skips = {id(s.scenario): s for s in skipped}
         async with backend.open_runner(
             target, self.store, seed=seed, max_workflows=max_workflows, timeout=timeout
         ) as runner:
-            return [await runner.run(s) for s in scenarios]
+            return [skips.get(id(s)) or await runner.run(s) for s in scenarios]
 
     @staticmethod
     def explain(results: Sequence[ScenarioResultLike]) -> str:
@@ -494,6 +518,13 @@ class Botemu:
         from emulator.scenario.testing import rule_lookup
 
         return render_failures(results, rule_lookup())
+
+
+_PLUGIN_SKIPS = {
+    "calling": "needs a calling bot: pass bot=URL to run_scenario",
+    "messaging": "needs a messaging bot: pass messaging_bot=URL to run_scenario",
+}
+"""Why ``run_scenario`` skips a scenario whose bot was not given."""
 
 
 def caller_script(caller: str | Sequence[str | dict[str, Any]] | CallerScript) -> CallerScript:

@@ -31,6 +31,10 @@ API under ``/_botemu/``:
 ``POST /_botemu/manifest/check``  ``{"manifest",``  a skill manifest checked against the running
 ``"endpoint"?, "consumer"?, "seed"?, "wait"?}``     skill (docs/manifest-check.md)
 ==================================================  ============================================
+
+Every request passes ``emulator.guard`` first (docs/security.md): the Host check everywhere,
+the Origin check on state-changing requests, and on every control POST ``Content-Type:
+application/json`` and ``X-Botemu-Secret`` (the run's secret, in ``<certs>/control-secret``).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from emulator.connector.models import ConnectorState
 from emulator.connector.routes import AnonymousBots, setup_connector
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.findings import Finding
+from emulator.guard import protect
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview import setup_logview
@@ -187,6 +192,14 @@ def make_app(
     app.add_routes(control_routes())
     app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
     setup_logview(app, store)  # the log view: GET / and /_logview/
+    protect(
+        app,
+        port=config.port,
+        bind_host=config.host,
+        allow_hosts=config.allow_hosts,
+        certs_dir=config.certs_dir,
+        tls=config.tls,
+    )  # Host, Origin, secret: emulator/guard.py
     app.cleanup_ctx.append(_http_client)
     return app
 
@@ -254,6 +267,8 @@ async def _body(request: web.Request) -> JSONObject:
         body = await request.json()
     except ValueError:
         raise web.HTTPBadRequest(text="the body is not JSON") from None
+    except RecursionError:  # json.loads of [[[[...: a client error, not a crash
+        raise web.HTTPBadRequest(text="the body is not JSON: nested too deeply") from None
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(text="the body is not a JSON object")
     return body

@@ -37,6 +37,7 @@ from emulator.config import (
 )
 from emulator.errors import BotemuError
 from emulator.findings import Finding
+from emulator.guard import control_headers
 from emulator.identity.keys import endorsed_channels
 from emulator.identity.routes import msal_authority
 from emulator.service import config_document, make_app
@@ -89,6 +90,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     token.add_argument("--app-id", required=True)
     token.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
+    token.add_argument("--certs", type=Path, default=Path("certs"), metavar="DIR",
+                       help="the running botemu's certificates directory: its control secret")  # fmt: skip
     token.add_argument("--json", action="store_true", help="print the token response JSON")
     token.set_defaults(handler=_token)
 
@@ -104,6 +107,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                       "with no botemu running and none given, an anonymous bot)")  # fmt: skip
     chat.add_argument("--app-password", help="the bot's password (for an in-process emulator)")
     chat.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
+    chat.add_argument("--certs", type=Path, default=Path("certs"), metavar="DIR",
+                      help="the botemu's certificates directory: its control secret (certs/)")  # fmt: skip
     chat.add_argument("--send", metavar="TEXT", help="send one message, print the replies, exit")
     chat.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a reply")
     chat.add_argument("--emulator-token", action="store_true",
@@ -131,6 +136,9 @@ def _service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
                         help="publish the signing keys endorsed for these channel ids only "
                         "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
+    parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
+                        help="answer to this Host name too (NAME or NAME:PORT; repeatable; "
+                        "e.g. the compose service name a bot calls); docs/security.md")  # fmt: skip
 
 
 def service_config(args: argparse.Namespace) -> ServiceConfig:
@@ -164,9 +172,18 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
             endorsements=endorsed_channels(
                 getattr(args, "endorse", None) or data.get("endorsements") or []
             ),
+            allow_hosts=_hosts(getattr(args, "allow_host", None), data),
         )
     except (ValueError, TypeError) as e:
         raise BotemuError(f"bad configuration: {e}") from e
+
+
+def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
+    """``--allow-host`` and the file's ``allow_hosts`` (a list of names), together."""
+    listed = data.get("allow_hosts") or []
+    if not isinstance(listed, list) or not all(isinstance(h, str) for h in listed):
+        raise ValueError(f"allow_hosts is a list of host names, not {listed!r}")
+    return tuple(dict.fromkeys([*listed, *(option or [])]))
 
 
 def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
@@ -195,7 +212,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BotemuError(f"{path}: expected a mapping of settings")
     known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
-             "endorsements"}  # fmt: skip
+             "endorsements", "allow_hosts"}  # fmt: skip
     unknown = sorted(set(data) - known)
     if unknown:
         raise BotemuError(
@@ -299,7 +316,7 @@ TRUST_ENV = (
 
 
 def sdk_settings(config: ServiceConfig) -> dict[str, str]:
-    """The settings a Bot Framework SDK bot (botbuilder 4.x) needs to authenticate with botemu,
+    """The settings a bot on the platform's SDK (botbuilder 4.x) needs to authenticate with botemu,
     by their JavaScript names (``process.env``; Python: the same in UPPER_SNAKE_CASE on the
     configuration object). docs/sdk.md."""
     p = config.placeholders()
@@ -337,7 +354,9 @@ def banner(config: ServiceConfig) -> str:
         for name, what in TRUST_ENV:
             lines += [f"# {what}", f"{name}={ca}"]
     credentialed = next((b for b in config.bots if not b.anonymous), None)
-    lines.append("# Bot Framework SDK bots (docs/sdk.md; Python: TO_CHANNEL_FROM_BOT_LOGIN_URL...)")
+    lines.append(
+        "# bots on the platform's SDK, botbuilder 4.x (docs/sdk.md; Python: TO_CHANNEL_FROM_BOT_LOGIN_URL...)"
+    )
     if credentialed is not None:
         lines += [f"MicrosoftAppId={credentialed.app_id}",
                   f"MicrosoftAppPassword={credentialed.app_password}"]  # fmt: skip
@@ -360,28 +379,43 @@ async def _get(url: str) -> Any:
         return await response.json()
 
 
-async def _post(url: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
+async def _post(
+    url: str, body: dict[str, Any], timeout: float = 30.0, *, certs: Path | None = None
+) -> Any:
+    headers = control_headers(certs)
     async with (
         aiohttp.ClientSession() as http,
         http.post(
-            url, json=body, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url)
-        ) as response,
+            url,
+            json=body,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=timeout),
+            ssl=control_ssl(url),
+        ) as response,  # fmt: skip
     ):
         if response.status >= 400:
             raise BotemuError(f"{url}: HTTP {response.status}: {(await response.text())[:200]}")
         return await response.json()
 
 
-async def post_control(emulator: str, path: str, body: dict[str, Any], timeout: float) -> Any:
-    """POST to a control route of the botemu at ``emulator``; its JSON object answer. Every
+async def post_control(
+    emulator: str, path: str, body: dict[str, Any], timeout: float, *, certs: Path | None = None
+) -> Any:
+    """POST to a control route of the botemu at ``emulator`` (with the control secret of its
+    certificates directory ``certs``, default ``certs/``); its JSON object answer. Every
     failure is one BotemuError line (the route's own message when it gave one)."""
     url = f"{emulator}{path}"
+    headers = control_headers(certs)
     try:
         async with (
             aiohttp.ClientSession() as http,
             http.post(
-                url, json=body, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url)
-            ) as response,
+                url,
+                json=body,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+                ssl=control_ssl(url),
+            ) as response,  # fmt: skip
         ):
             text = await response.text()
             status = response.status
@@ -463,7 +497,9 @@ def _token(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if not asyncio.run(running(emulator)):
             raise BotemuError(f"no botemu answers at {emulator}: start one with botemu serve")
-        answer = asyncio.run(_post(f"{emulator}/_botemu/token", {"app_id": args.app_id}))
+        answer = asyncio.run(
+            _post(f"{emulator}/_botemu/token", {"app_id": args.app_id}, certs=args.certs)
+        )
     except BotemuError as e:
         print(f"botemu token: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -498,7 +534,7 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
     parts = urlsplit(emulator)
     config = ServiceConfig(
         host=parts.hostname or DEFAULT_HOST, port=parts.port or DEFAULT_PORT, bots=(bot,),
-        tls=parts.scheme == "https",
+        tls=parts.scheme == "https", certs_dir=args.certs,
     )  # fmt: skip
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
@@ -508,17 +544,20 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
 async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int:
     # Without --app-id, the bot registered at the endpoint, or else an anonymous bot that the
     # running botemu registers now (an SDK template with no credentials).
-    app_id = args.app_id or (await _post(f"{emulator}/_botemu/bots", {"endpoint": args.bot}))[
-        "app_id"
-    ]
+    certs = args.certs
+    app_id = (
+        args.app_id
+        or (await _post(f"{emulator}/_botemu/bots", {"endpoint": args.bot}, certs=certs))["app_id"]
+    )
     token: dict[str, Any] = {
-        "token": "emulator" if args.emulator_token else "connector", "app_id": app_id
+        "token": "emulator" if args.emulator_token else "connector",
+        "app_id": app_id,
     }
     if args.token_version:
         token["version"] = args.token_version
     printer = ChatPrinter(out)
     if args.send is not None:
-        sent = await _post(f"{emulator}/_botemu/chat", {"text": args.send, **token})
+        sent = await _post(f"{emulator}/_botemu/chat", {"text": args.send, **token}, certs=certs)
         await _follow(emulator, sent["conversation_id"], printer, args.wait, until_reply=True)
         return EXIT_OK if printer.replies else EXIT_FAILED
     out.write(f"chatting with {app_id} at {args.bot} through {emulator}; Ctrl-D ends\n")
@@ -535,7 +574,7 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
         body: dict[str, Any] = {"text": line.strip(), **token}
         if conversation:
             body["conversation_id"] = conversation
-        sent = await _post(f"{emulator}/_botemu/chat", body)
+        sent = await _post(f"{emulator}/_botemu/chat", body, certs=certs)
         conversation = str(sent["conversation_id"])
         await _follow(emulator, conversation, printer, args.wait, until_reply=False)
 

@@ -58,6 +58,17 @@ def free_port() -> int:
     raise RuntimeError(f"no free loopback port in {pool.start}-{pool.stop - 1}")
 
 
+def control_headers(app: web.Application) -> dict[str, str]:
+    """The header botemu's control API needs (emulator/guard.py), for a test client of
+    ``app`` (a ``make_app`` app): this run's secret. (Control POSTs are JSON too: ``json=``
+    sets that; a session default Content-Type would override form posts.)"""
+    from emulator.guard import GUARD, SECRET_HEADER
+
+    secret = app[GUARD].secret
+    assert secret is not None
+    return {SECRET_HEADER: secret}
+
+
 def load_module(path: Path, name: str) -> ModuleType:
     """A Python file imported by path under ``name`` (the example bots are scripts, not
     modules of the package)."""

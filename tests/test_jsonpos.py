@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from emulator.jsonpos import locate, position_of
+import pytest
+
+from emulator.jsonpos import locate, locate_paths, position_of
 
 TEXT = """{
   "actions": [
@@ -34,3 +36,24 @@ def test_text_yaml_cannot_compose_gives_no_positions() -> None:
 def test_keys_with_odd_characters() -> None:
     positions = locate('{"odd key": {"x.y": 1}}')
     assert positions['$["odd key"]["x.y"]'] == (1, 14)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"actions": [{"action": "answer"}, {"prompts": [{"value": "x"}, {"fileUri": 1}]}]}',
+        '{\n  "a": {\n    "b": [1, [2, 3]]\n  },\n  "c": "d"\n}',
+        '[1, [2, 3], {"a": {"b": [4]}}]',
+        "{}",
+        "not json {",
+    ],
+)
+def test_locate_paths_gives_what_locate_gives_for_the_paths_asked(text: str) -> None:
+    """``botemu lint`` looks up only the positions of the findings it prints (the attack: a
+    16 MiB Workflow of half a million values built a PyYAML node for each)."""
+    full = locate(text)
+    assert locate_paths(text, list(full)) == full
+    for path in full:
+        found = locate_paths(text, [path])
+        assert found[path] == full[path]
+        assert set(found) <= set(full)

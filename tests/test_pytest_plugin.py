@@ -280,3 +280,28 @@ async def test_the_session_server_is_shared_and_reset(
     assert botemu.url == botemu_server.url != "http://127.0.0.1:0"
     await asyncio.sleep(0)
     botemu_server.reset()  # idempotent
+
+
+async def test_run_scenario_skips_scenarios_whose_bot_is_missing(
+    botemu: Botemu, tmp_path: Path
+) -> None:
+    """With a calling bot only, a conversation is skipped with the reason (and passes nothing
+    off as run: ``skipped`` is set, ``explain`` leaves it out) while the call runs; a file of
+    which nothing can run raises ``ConfigError``."""
+    from emulator.scenario.reports import SkippedResult
+    from emulator.scenario.testing import ConfigError
+    from tests.support import free_port
+
+    (tmp_path / "a-call.yaml").write_text("name: a call\ncaller: [hangup]\n")
+    (tmp_path / "b-chat.yaml").write_text("name: a chat\nmessaging: [hello]\n")
+    nobody = f"http://127.0.0.1:{free_port()}/api/calls"  # refuses: the call runs and errors
+    results = await botemu.run_scenario(tmp_path, bot=nobody, timeout=2)
+    assert [r.scenario.id for r in results] == ["a call", "a chat"]
+    call, chat = results
+    assert not isinstance(call, SkippedResult) and call.error is not None
+    assert isinstance(chat, SkippedResult) and chat.passed and chat.error is None
+    assert chat.skipped == "needs a messaging bot: pass messaging_bot=URL to run_scenario"
+    explained = botemu.explain(results)
+    assert "a call" in explained and "a chat" not in explained
+    with pytest.raises(ConfigError, match="nothing to run: every scenario needs a messaging bot"):
+        await botemu.run_scenario(tmp_path / "b-chat.yaml", bot=nobody)

@@ -22,7 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from emulator.config import PLACEHOLDER_NAMES, BotRegistration, Profile, ServiceConfig
 from emulator.service import EMULATOR, make_app
 from emulator.transcripts.store import TranscriptStore
-from tests.support import free_port, load_module
+from tests.support import control_headers, free_port, load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_ID = "11111111-2222-3333-4444-555555555555"
@@ -52,7 +52,10 @@ async def running(tmp_path: Path) -> AsyncIterator[Running]:
         bots=(BotRegistration(APP_ID, "s3cret", bot_url), BotRegistration(OTHER, "other", None)),
     )
     store = TranscriptStore(tmp_path / "t.db")
-    emulator = TestClient(TestServer(make_app(config, store), host="127.0.0.1", port=port))
+    app = make_app(config, store)
+    emulator = TestClient(
+        TestServer(app, host="127.0.0.1", port=port), headers=control_headers(app)
+    )  # the control API's secret
     await emulator.start_server()
     p = config.placeholders()
     echo = load_echo_bot()
@@ -149,14 +152,18 @@ async def test_tokens_sent_to_the_bot_are_signed_by_the_published_keys(running: 
 
 async def test_key_rotation_keeps_the_old_key_published(running: Running) -> None:
     before = await (await running.emulator.get("/_identity/keys")).json()
-    rotated = await (await running.emulator.post("/_botemu/keys/rotate")).json()
+    rotated = await (await running.emulator.post("/_botemu/keys/rotate", json={})).json()
     after = await (await running.emulator.get("/_identity/keys")).json()
     assert len(after["keys"]) == len(before["keys"]) + 1
     assert rotated["kid"] in {k["kid"] for k in after["keys"]}
 
 
 async def test_control_api_bad_input(running: Running) -> None:
-    assert (await running.emulator.post("/_botemu/chat", data=b"not json")).status == 400
+    assert (
+        await running.emulator.post(
+            "/_botemu/chat", data=b"not json", headers={"Content-Type": "application/json"}
+        )
+    ).status == 400
     assert (await running.emulator.post("/_botemu/chat", json={"text": "x"})).status == 400
     unknown = await running.emulator.post("/_botemu/token", json={"app_id": "nobody"})
     assert unknown.status == 404
@@ -303,3 +310,23 @@ async def test_any_activity_type_reaches_the_bot_and_the_invoke_answer_is_record
     responses = [e for e in store.events(conversation) if e.kind == "http.response"
                  and "← bot" in str(e.payload.get("summary"))]  # fmt: skip
     assert len(responses) >= 6  # conversationUpdate, message, event, invoke, typing, end
+
+
+@pytest.mark.parametrize("path", ["token", "chat", "probe/auth", "manifest/check"])
+async def test_a_deeply_nested_json_body_is_a_bad_request_not_a_crash(
+    tmp_path: Path, path: str
+) -> None:
+    # 10^5 nested arrays: json.loads raises RecursionError in service._body (it answered 500).
+    config = ServiceConfig(port=free_port(), certs_dir=tmp_path / "certs")
+    app = make_app(config, TranscriptStore(tmp_path / "t.db"))
+    client = TestClient(TestServer(app, host="127.0.0.1", port=config.port),
+                        headers=control_headers(app))  # fmt: skip
+    await client.start_server()
+    try:
+        body = b"[" * 100_000 + b"]" * 100_000
+        response = await client.post(f"/_botemu/{path}", data=body,
+                                      headers={"Content-Type": "application/json"})  # fmt: skip
+        assert response.status == 400
+        assert "nested too deeply" in await response.text()
+    finally:
+        await client.close()

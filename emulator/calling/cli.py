@@ -15,7 +15,7 @@ from emulator.calling.caller import CallerScript
 from emulator.calling.delivery import RetryPolicy
 from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS
 from emulator.calling.faults import NO_FAULTS
-from emulator.calling.session import CallReport, CallSettings, place_call
+from emulator.calling.session import DEFAULT_DEADLINE, CallReport, CallSettings, place_call
 from emulator.calling.tokens import resolve
 from emulator.calling.wire import WireOptions
 from emulator.errors import BotemuError
@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                       help="seconds the bot has to answer each request")  # fmt: skip
     call.add_argument("--attempts", type=int, default=_DEFAULTS.attempts,
                       help="attempts per message, the first included")  # fmt: skip
+    call.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE, metavar="S",
+                      help="wall-clock seconds the whole call may take; then the platform "
+                      f"hangs up (default {DEFAULT_DEADLINE:g}; 0: none)")  # fmt: skip
     call.add_argument("--allow-http", action="store_true",
                       help="accept http callbacks (default only for an http bot)")  # fmt: skip
     call.add_argument("--legacy-validation-outcome", action="store_true",
@@ -131,6 +134,8 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         ssl_context = client_ssl_context(ensure_certs(args.certs), ca_file=args.ca)
     if args.attempts < 1 or args.timeout <= 0 or args.max_workflows < 1:
         raise BotemuError("--attempts, --timeout and --max-workflows must be positive")
+    if not args.deadline >= 0:  # NaN too
+        raise BotemuError("--deadline is a number of seconds, 0 for none")
     return CallSettings(
         bot_url=args.bot,
         caller=caller,
@@ -144,6 +149,7 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         ssl_context=ssl_context,
         scenario=name,
         faults=faults,
+        deadline=args.deadline or None,
     )
 
 

@@ -6,8 +6,8 @@ attempt, answer, failure and retry is handed to a recorder as it happens, so the
 the exact bytes that crossed the wire (a response event also carries the request headers exactly
 as the HTTP client sent them: Host, Content-Length and the rest). It never raises for anything the bot does.
 
-Defaults (docs/calling-http.md): 3 attempts, 0.5 s back-off doubling, 15 s time-out per attempt
-(a related platform required answers within 15 s), 1 MiB response limit.
+Defaults (docs/calling-http.md): 3 attempts, 0.5 s back-off doubling up to 30 s, 15 s time-out per
+attempt (a related platform required answers within 15 s), 1 MiB response limit.
 """
 
 from __future__ import annotations
@@ -40,10 +40,17 @@ class RetryPolicy:
     backoff_factor: float = 2.0
     timeout: float = 15.0
     max_body: int = MIB
+    max_delay: float = 30.0
+    """The longest back-off: with many attempts the doubling stops here (30 s by default)."""
 
     def delay(self, retry: int) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
-        return self.backoff * self.backoff_factor ** (retry - 1)
+        """Seconds to wait before retry number ``retry`` (1 for the first retry), at most
+        ``max_delay``."""
+        try:
+            delay = self.backoff * self.backoff_factor ** (retry - 1)
+        except OverflowError:  # a huge retry count: far past any max_delay
+            return self.max_delay
+        return min(delay, self.max_delay)
 
 
 @dataclass(frozen=True, slots=True)

@@ -209,11 +209,35 @@ def reject_workflow(
     if progress.workflows >= config.max_workflows:
         return _end(progress, EndReason.WORKFLOW_LIMIT, ())
     errors = [f for f in findings if f.severity is Severity.ERROR] or findings
-    reason = "; ".join(f"{f.rule} at {f.where}: {f.message}" for f in errors)
+    reason = failure_reason(errors)
     outcome = WorkflowValidationOutcome(
         id=operation_id, outcome=Outcome.FAILURE, failure_reason=reason
     )
     return WorkflowRun(outcome, (), replace(progress, workflows=progress.workflows + 1), post=True)
+
+
+FAILURE_REASON_MAX = 4096
+"""Characters of a validation outcome's failureReason: the findings that fit, then a count."""
+
+
+def failure_reason(findings: Sequence[Finding], limit: int = FAILURE_REASON_MAX) -> str:
+    """The findings as one failureReason, at most ``limit`` characters: whole findings while
+    they fit, then "... and N more findings (in botemu's transcript)"; a first finding longer
+    than the limit is cut."""
+    texts = [f"{f.rule} at {f.where}: {f.message}" for f in findings]
+    whole = "; ".join(texts)
+    if len(whole) <= limit:
+        return whole
+    size = 0
+    for index, text in enumerate(texts):
+        rest = len(texts) - index
+        tail = f"... and {rest:,} more finding{'s' if rest > 1 else ''} (in botemu's transcript)"
+        if size + len(text) + 2 + len(tail) > limit:
+            if index == 0:
+                return (text[: max(0, limit - len(tail) - 5)] + "...; " + tail)[:limit]
+            return "; ".join(texts[:index]) + "; " + tail
+        size += len(text) + 2
+    return whole[:limit]  # not reached: the whole text is over the limit
 
 
 def result_for(

@@ -28,6 +28,7 @@ class EndReason(enum.StrEnum):
     BOT_REFUSED = "platform hung up: bot refused the request"
     NO_WORKFLOW = "platform hung up: bot sent no workflow"
     BAD_RESPONSE = "platform hung up: bot's response was not a workflow"
+    DEADLINE = "platform hung up: call deadline passed"
 
 
 @dataclass(frozen=True, slots=True)

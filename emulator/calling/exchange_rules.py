@@ -63,4 +63,6 @@ CALL_RECORDING_OVER_1MIB = _r("CALL-RECORDING-OVER-1MIB", WARNING, NODE_SDK_NOTE
     "A recording posted to the bot is over 1 MiB: the Node calling SDK's multipart parser keeps only the first 1 MiB of a part, so a bot on that SDK gets it cut short (a WAV recording over about 32 s).")
 CALL_WORKFLOWS_OVER_13 = _r("CALL-WORKFLOWS-OVER-13", WARNING, EXECUTION_NOTES,
     "The call went past 13 Workflows: a real call was dropped after about 13 (botemu's limit is 50 by default; --max-workflows 13 plays the real platform).")
+CALL_DEADLINE = _r("CALL-DEADLINE", ERROR, DECISION,
+    "A call ends within its wall-clock deadline (300 s by default, --deadline): past it, the platform hangs up, whatever is under way.")
 # fmt: on

@@ -12,6 +12,7 @@ A Workflow with no error-severity finding always reads with ``wire.read_workflow
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -57,6 +58,12 @@ _RANK = {
 APPSTATE_MAX = 1024
 PROMPT_VALUE_MAX = 2048
 MAX_STOP_TONES = 5
+MAX_ACTIONS = 50
+"""Actions checked in one Workflow (``WF-ACTIONS-LIMIT``): real Workflows have a handful."""
+MAX_PROMPTS = 100
+"""Prompts checked in one Workflow, nested ones included (``WF-PROMPTS-LIMIT``)."""
+FINDINGS_PER_RULE = 20
+"""Findings of one rule listed for one Workflow; the rest are counted in one summary finding."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +80,13 @@ class RuleContext:
 
 
 def validate_workflow(document: JSON, context: RuleContext | None = None) -> list[Finding]:
-    """Every finding for a Workflow, in document order."""
+    """Every finding for a Workflow, in document order. The work is bounded whatever the
+    document's size: at most ``MAX_ACTIONS`` actions and ``MAX_PROMPTS`` prompts are checked, and
+    at most ``FINDINGS_PER_RULE`` findings of one rule are listed, then one summary finding of that
+    rule counts the rest ("and 480 more WF-TYPE at $.actions[*]")."""
     checker = _Checker(context or RuleContext())
     checker.workflow(document)
-    return checker.findings
+    return checker.findings + checker.summaries()
 
 
 class _Checker:
@@ -84,6 +94,13 @@ class _Checker:
         self.context = context
         self.findings: list[Finding] = []
         self.operation_ids: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        """Findings of each rule so far, listed or not."""
+        self.overflow: dict[str, tuple[Severity, str]] = {}
+        """Rule id -> (severity, where) of the findings past the cap: where is their common
+        pattern, indexes as ``[*]`` (``$.actions[*]``), or ``$`` when they differ."""
+        self.prompts = 0
+        """Prompts checked so far (``MAX_PROMPTS``)."""
 
     def add(
         self,
@@ -93,8 +110,31 @@ class _Checker:
         evidence: JSON = None,
         severity: Severity | None = None,
     ) -> None:
+        count = self.counts.get(rule.id, 0) + 1
+        self.counts[rule.id] = count
+        if count > FINDINGS_PER_RULE:  # counted only: no Finding is built past the cap
+            seen = self.overflow.get(rule.id)
+            if seen is None:
+                self.overflow[rule.id] = (severity or rule.severity, where)
+            elif seen[1] != where:
+                self.overflow[rule.id] = (seen[0], _common_pattern(seen[1], where))
+            return
         shown = None if evidence is None else _evidence(evidence)
         self.findings.append(Finding(rule.id, severity or rule.severity, where, message, shown))
+
+    def full(self, rule: Rule) -> bool:
+        """True once ``rule`` has its listed findings: a loop may stop judging for it."""
+        return self.counts.get(rule.id, 0) >= FINDINGS_PER_RULE
+
+    def summaries(self) -> list[Finding]:
+        """One finding per rule past the cap, counting the findings not listed."""
+        out = []
+        for rule_id, (severity, where) in self.overflow.items():
+            more = self.counts[rule_id] - FINDINGS_PER_RULE
+            out.append(Finding(rule_id, severity, where,
+                               f"and {more:,} more {rule_id} at {where} (only the first "
+                               f"{FINDINGS_PER_RULE} findings of a rule are listed)"))  # fmt: skip
+        return out
 
     # --- generic checks ---
 
@@ -288,6 +328,14 @@ class _Checker:
                 R.WF_ACTIONS_EMPTY, where, "actions is empty: a Workflow has at least one action"
             )
             return []
+        if len(actions) > MAX_ACTIONS:
+            self.add(
+                R.WF_ACTIONS_LIMIT,
+                where,
+                f"{len(actions):,} actions; a Workflow has at most {MAX_ACTIONS} (real Workflows "
+                f"have a handful): only the first {MAX_ACTIONS} are checked",
+            )
+            actions = actions[:MAX_ACTIONS]
         kinds = [self.action(a, child(where, i)) for i, a in enumerate(actions)]
         self.sequence(kinds, where)
         return kinds
@@ -491,6 +539,18 @@ class _Checker:
         if items is not None and not items:
             self.add(R.WF_PLAYPROMPT_PROMPTS, at, "prompts is empty")
         for i, prompt in enumerate(items or []):
+            if self.prompts >= MAX_PROMPTS:
+                if self.prompts == MAX_PROMPTS:  # said once, at the first prompt past the limit
+                    self.add(
+                        R.WF_PROMPTS_LIMIT,
+                        child(at, i),
+                        f"a Workflow has at most {MAX_PROMPTS} prompts in all, nested ones "
+                        "included (real Workflows have a handful): this one and the rest are not "
+                        "checked",
+                    )
+                    self.prompts += 1
+                return
+            self.prompts += 1
             self.prompt(prompt, child(at, i))
 
     def nested_prompt(self, value: Mapping[str, JSON], keys: dict[str, str], where: str) -> None:
@@ -718,14 +778,12 @@ class _Checker:
                 self.add(
                     R.WF_CHOICE_VARIATION, at, "a choice needs a speechVariation or a dtmfVariation"
                 )
-        for sequence, at in dtmf_seen.items():
-            for other, other_at in dtmf_seen.items():
-                if other != sequence and other.startswith(sequence):
-                    self.add(
-                        R.WF_DTMF_PREFIX,
-                        other_at,
-                        f"'{other}' starts with '{sequence}' ({at}), which matches first",
-                    )
+        for sequence, other in _prefix_pairs(list(dtmf_seen)):
+            self.add(
+                R.WF_DTMF_PREFIX,
+                dtmf_seen[other],
+                f"'{other}' starts with '{sequence}' ({dtmf_seen[sequence]}), which matches first",
+            )
 
     def dtmf_variation(self, choice: Mapping[str, JSON], keys: dict[str, str], at: str) -> str:
         where = self.where(at, keys, "dtmfVariation")
@@ -781,6 +839,36 @@ def _absolute_scheme(uri: str) -> str | None:
     if any(c.isspace() for c in uri):
         return None
     return scheme
+
+
+def _prefix_pairs(sequences: list[str]) -> list[tuple[str, str]]:
+    """(shorter, longer) for every sequence that is a proper prefix of another, in the order of
+    ``sequences`` (shorter first, then longer), in O(n log n + pairs) rather than O(n²): in sorted
+    order, the strings that start with one follow it directly."""
+    order = {s: i for i, s in enumerate(sequences)}
+    ranked = sorted(sequences)
+    pairs = []
+    for i, shorter in enumerate(ranked):
+        for longer in ranked[i + 1 :]:
+            if not longer.startswith(shorter):
+                break
+            pairs.append((shorter, longer))
+    pairs.sort(key=lambda p: (order[p[0]], order[p[1]]))
+    return pairs
+
+
+_INDEX = re.compile(r"\[(?:\d+|\*)\]")
+
+
+def _common_pattern(pattern: str, where: str) -> str:
+    """The path pattern both match: indexes that differ become ``[*]``
+    (``$.actions[3]``, ``$.actions[4]`` -> ``$.actions[*]``); ``$`` when the names differ."""
+    if _INDEX.split(pattern) != _INDEX.split(where):
+        return "$"
+    parts = _INDEX.split(pattern)
+    indexes = [a if a == b else "[*]" for a, b in
+               zip(_INDEX.findall(pattern), _INDEX.findall(where), strict=True)]  # fmt: skip
+    return "".join(p + i for p, i in zip(parts, [*indexes, ""], strict=True))
 
 
 def _quoted(text: str) -> str:

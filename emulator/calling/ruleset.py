@@ -12,6 +12,7 @@ ERROR, WARNING = Severity.ERROR, Severity.WARNING
 SPEC, NOTES = "spec", "field notes"
 LIMITS = f"{NOTES}, validation limits"
 WIRE = f"{NOTES}, Calling: wire format"
+BOUNDS = "botemu (docs/calling-http.md, Limits)"
 
 RULES = RuleRegistry("Workflow validation (calling platform)")
 _r = RULES.add
@@ -55,6 +56,10 @@ WF_ORDER = _r("WF-ORDER", ERROR, LIMITS,
     "Actions go by rank: answer < playPrompt/record/recognize < hangup.")
 WF_HANGUP_LAST = _r("WF-HANGUP-LAST", ERROR, f"{SPEC} States and transitions, rule 3",
     "hangup is the last action.")
+WF_ACTIONS_LIMIT = _r("WF-ACTIONS-LIMIT", ERROR, BOUNDS,
+    "A Workflow has at most 50 actions (real Workflows have a handful); only the first 50 are checked.")
+WF_PROMPTS_LIMIT = _r("WF-PROMPTS-LIMIT", ERROR, BOUNDS,
+    "A Workflow has at most 100 prompts in all, nested ones included (real Workflows have a handful); the rest are not checked.")
 # Links, appState, callState, subscriptions
 WF_CALLBACK_URI = _r("WF-CALLBACK-URI", ERROR, LIMITS,
     "links.callback is an absolute http(s) URI.")

@@ -88,6 +88,8 @@ from emulator.jsonutil import JSON, JSONObject, find_key
 from emulator.transcripts.store import EventKind, TranscriptStore
 
 JSON_TYPE = "application/json"
+DEFAULT_DEADLINE = 300.0
+"""Wall-clock seconds one call may take by default (``CallSettings.deadline``, ``--deadline``)."""
 USER_AGENT = "botemu-calling/0.1"
 
 Listener = Callable[[str, JSONObject, float], None]
@@ -102,7 +104,9 @@ class CallSettings:
     is http (local work). ``pace``: 0 runs in virtual time; 1.0 in real time for a person watching.
     ``faults``: what the platform does wrong on purpose (``faults.py``); none by default.
     ``tokens``: where the Bearer token of every request comes from (``tokens.py``); None sends
-    no Authorization header.
+    no Authorization header. ``deadline``: wall-clock seconds the whole call may take (every
+    request, retry, prompt file and paced wait); when they pass, the platform hangs up
+    (``CALL-DEADLINE``). None: no deadline.
     """
 
     bot_url: str
@@ -121,6 +125,7 @@ class CallSettings:
     media_timeout: float = 10.0
     faults: PlatformFaults = NO_FAULTS
     tokens: TokenSource | None = None
+    deadline: float | None = DEFAULT_DEADLINE
 
     @property
     def http_allowed(self) -> bool:
@@ -313,7 +318,7 @@ class _Call:
                                          f"{tokens.app_id} from {tokens.origin}",
                                          "token": {"app_id": tokens.app_id, "origin": tokens.origin}})  # fmt: skip
         try:
-            reason = await self.loop(conversation)
+            reason = await self.bounded(conversation)
         except asyncio.CancelledError:
             self.end(EndReason.CALLER_HUNG_UP, note="the run was cancelled")
             raise
@@ -321,6 +326,24 @@ class _Call:
         return CallReport(
             self.call_id, self.chain_id, reason, tuple(self.findings), self.workflows, self.vtime
         )
+
+    async def bounded(self, conversation: Conversation) -> EndReason:
+        """The call's loop, within the deadline: when it passes, whatever is under way (a
+        request, a retry's back-off, a prompt file) is abandoned and the platform hangs up."""
+        deadline = self.settings.deadline
+        if deadline is None:
+            return await self.loop(conversation)
+        timer = asyncio.timeout(deadline)
+        try:
+            async with timer:
+                return await self.loop(conversation)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+        self.found(X.CALL_DEADLINE, "call",
+                   f"the call was still running after its deadline of {deadline:g}s wall clock "
+                   f"(--deadline), {self.vtime:.1f}s virtual time in: the platform hung up")  # fmt: skip
+        return EndReason.DEADLINE
 
     def end(self, reason: EndReason, note: str | None = None) -> None:
         for f in self.findings:  # the warnings folded by ``finding``, one note each

@@ -34,6 +34,7 @@ import aiohttp
 
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, ServiceConfig
 from emulator.errors import BotemuError
+from emulator.guard import control_headers
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens
 
 DEFAULT_EMULATOR = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
@@ -78,14 +79,21 @@ class LocalTokens:
 
 class RemoteTokens:
     """Tokens from the running botemu at ``emulator`` (its control API), cached until five
-    minutes before they expire."""
+    minutes before they expire. ``certs``: that botemu's certificates directory, which holds
+    its control secret (default ``certs/``)."""
 
     def __init__(
-        self, emulator: str, app_id: str, *, clock: Callable[[], float] = time.time
+        self,
+        emulator: str,
+        app_id: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        certs: Path | None = None,
     ) -> None:
         self.emulator = emulator.rstrip("/")
         self.app_id = app_id
         self.clock = clock
+        self.certs = certs
         self._cached: tuple[str, float] | None = None
         self._lock = asyncio.Lock()
 
@@ -106,7 +114,8 @@ class RemoteTokens:
     async def _fetch(self, http: aiohttp.ClientSession) -> tuple[str, float]:
         url = f"{self.emulator}/_botemu/calling/token"
         try:
-            answer = await _post_json(http, url, {"app_id": self.app_id})
+            answer = await _post_json(http, url, {"app_id": self.app_id},
+                                      headers=control_headers(self.certs))  # fmt: skip
         except BotemuError as e:
             raise TokenUnavailable(f"no calling token from {self.emulator}: {e}") from None
         token, expires_in = answer.get("token"), answer.get("expires_in")
@@ -132,6 +141,7 @@ async def resolve(
     emulator: str | None = None,
     certs: Path | None = None,
     no_token: bool = False,
+    control_certs: Path | None = None,
 ) -> Resolved:
     """The token source of a client command (``call``, ``test``), with no flags in the common
     case:
@@ -143,6 +153,9 @@ async def resolve(
     - an ``emulator`` given explicitly that does not answer: an error;
     - else: tokens signed with the keys in ``certs`` (default ``certs/``, the state directory of
       ``botemu serve``) for a botemu on the default address, which publishes them once it runs.
+
+    A running botemu's control secret is read from ``control_certs``, else ``certs``, else
+    ``certs/`` (emulator/guard.py).
 
     Without an app id there is no token: its audience would be nobody's."""
     if no_token:
@@ -157,7 +170,8 @@ async def resolve(
         if app_id is None:
             return Resolved(None, None, _NO_APP_ID)
         _check_app_id(app_id)
-        return Resolved(RemoteTokens(url, app_id), app_id, f"Bearer tokens from botemu at {url}")
+        return Resolved(RemoteTokens(url, app_id, certs=control_certs or certs), app_id,
+                        f"Bearer tokens from botemu at {url}")  # fmt: skip
     if app_id is None:
         return Resolved(None, None, _NO_APP_ID)
     _check_app_id(app_id)
@@ -255,11 +269,18 @@ async def _config_of(http: aiohttp.ClientSession, emulator: str) -> dict[str, An
     return document if isinstance(document, dict) else None
 
 
-async def _post_json(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
+async def _post_json(
+    http: aiohttp.ClientSession,
+    url: str,
+    body: dict[str, Any],
+    *,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     try:
         async with http.post(
             url,
             json=body,
+            headers=headers,
             timeout=aiohttp.ClientTimeout(total=CONTROL_TIMEOUT),
             ssl=control_ssl(url),
         ) as response:

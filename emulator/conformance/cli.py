@@ -419,7 +419,7 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
                 f"a botemu answers at {emulator}, and it publishes its own keys: give --endorse "
                 "to it (botemu serve --endorse CHANNEL), or stop it to probe from one started here"
             )
-        return await _post_probe(emulator, body, args.timeout)
+        return await _post_probe(emulator, body, args.timeout, Path(args.certs))
     if not args.app_id:
         needs = "" if args.calling else " (and --app-password, which the bot's replies need)"
         raise BotemuError(
@@ -436,16 +436,21 @@ async def _probe_auth(args: argparse.Namespace, emulator: str) -> dict[str, Any]
         port=parts.port or DEFAULT_PORT,
         bots=(bot,),
         endorsements=endorsements,
+        certs_dir=Path(args.certs),
     )
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
-            return await _post_probe(emulator, body, args.timeout)
+            return await _post_probe(emulator, body, args.timeout, Path(args.certs))
 
 
-async def _post_probe(emulator: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+async def _post_probe(
+    emulator: str, body: dict[str, Any], timeout: float, certs: Path | None = None
+) -> dict[str, Any]:
+    """``certs``: the botemu's certificates directory, which holds its control secret."""
     requests = auth_calling.REQUESTS if body.get("calling") else len(auth.CASES)
     limit = requests * timeout + 30
-    report: dict[str, Any] = await post_control(emulator, "/_botemu/probe/auth", body, limit)
+    report: dict[str, Any] = await post_control(emulator, "/_botemu/probe/auth", body, limit,
+                                                certs=certs)  # fmt: skip
     return report
 
 

@@ -40,9 +40,17 @@ Claims = Mapping[str, object]
 
 def app_id_of(claims: Claims) -> str | None:
     """The app id a token speaks for: ``appid`` for ``ver`` 1.0, ``azp`` for 2.0 (field notes,
-    Messaging and identity); without ``ver``, whichever of the two is present."""
+    Messaging and identity); without ``ver``, whichever of the two is present; None for any
+    other ``ver`` (such as "3.0": the auth profile is not a token version)."""
     version = claims.get("ver")
-    names = {"1.0": ("appid",), "2.0": ("azp",)}.get(str(version), ("appid", "azp"))
+    if version is None:
+        names: tuple[str, ...] = ("appid", "azp")
+    elif version == "1.0":
+        names = ("appid",)
+    elif version == "2.0":
+        names = ("azp",)
+    else:
+        return None
     for name in names:
         value = claims.get(name)
         if isinstance(value, str) and value:

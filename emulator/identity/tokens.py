@@ -200,6 +200,11 @@ def _check_claims(claims: Mapping[str, JSON], expect: Expectation, now: float) -
     audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
     if not any(isinstance(a, str) and a in expect.audiences for a in audiences):
         raise TokenError("audience", f"aud is {_show(aud)}, expected {_one_of(expect.audiences)}")
+    ver = claims.get("ver")
+    if ver is not None and ver not in _VERSIONS:
+        # ``ver`` is the token format (1.0: appid, 2.0: azp), not the auth profile (v3.0/v3.1,
+        # spec Versioning): no profile issues another value, so both refuse it
+        raise TokenError("claims", f"ver is {_show(ver)}, expected 1.0 or 2.0")
     exp = _time(claims, "exp")
     if exp is None:
         raise TokenError("claims", "exp is missing")
@@ -213,16 +218,14 @@ def _check_claims(claims: Mapping[str, JSON], expect: Expectation, now: float) -
             "not-yet-valid", f"valid only in {nbf - now:.0f} s (skew {expect.skew_seconds:g} s)"
         )
     if expect.appid is not None:
-        ver = claims.get("ver")
-        if ver is None or ver == "1.0":
-            name = "appid"
-        elif ver == "2.0":
-            name = "azp"
-        else:
-            raise TokenError("claims", f"ver is {_show(ver)}, expected 1.0 or 2.0")
+        name = "azp" if ver == "2.0" else "appid"
         value = claims.get(name)
         if value != expect.appid:
             raise TokenError("appid", f"{name} is {_show(value)}, expected {expect.appid!r}")
+
+
+_VERSIONS = ("1.0", "2.0")
+"""The ``ver`` claims a token may carry (field notes, Messaging and identity); absent is 1.0."""
 
 
 def _time(claims: Mapping[str, JSON], name: str) -> float | None:

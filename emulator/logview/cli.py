@@ -22,6 +22,7 @@ from aiohttp import web
 
 from emulator.config import DEFAULT_HOST
 from emulator.errors import BotemuError
+from emulator.guard import protect
 from emulator.logview.routes import standalone_app
 from emulator.transcripts.store import ENV_DB, TranscriptError, TranscriptStore, default_db
 
@@ -52,6 +53,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     logview.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to listen on ({DEFAULT_HOST})"
     )
+    logview.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME",
+        help="answer to this Host name too (NAME or NAME:PORT; repeatable; docs/security.md)",
+    )  # fmt: skip
     logview.set_defaults(handler=_logview)
 
 
@@ -73,7 +78,8 @@ def _logview(args: argparse.Namespace, out: TextIO) -> int:
         print(f"botemu logview: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return asyncio.run(serve(store, args.host, args.port, out))
+        return asyncio.run(serve(store, args.host, args.port, out,
+                                 allow_hosts=tuple(getattr(args, "allow_host", None) or ())))  # fmt: skip
     except OSError as e:
         print(f"botemu logview: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
               file=sys.stderr)  # fmt: skip
@@ -99,9 +105,14 @@ async def serve(
     port: int,
     out: TextIO,
     stop: asyncio.Event | None = None,
+    *,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
-    """Serve the log view of ``store`` until ``stop`` is set, or SIGINT or SIGTERM."""
-    runner = web.AppRunner(standalone_app(store), access_log=None)
+    """Serve the log view of ``store`` until ``stop`` is set, or SIGINT or SIGTERM. It answers
+    to loopback names and ``allow_hosts`` only (emulator/guard.py)."""
+    app = standalone_app(store)
+    protect(app, port=port, bind_host=host, allow_hosts=allow_hosts)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

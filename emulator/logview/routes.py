@@ -183,9 +183,18 @@ async def _home(request: web.Request) -> web.Response:
 
 async def _static(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    if not _STATIC_NAME.match(name) or not (STATIC / name).is_file():
-        raise web.HTTPNotFound(text=f"no static file {name}")
+    # The name is matched before the file system is asked: a name longer than the system
+    # allows (ENAMETOOLONG) is not found, like any other name that is not one of ours.
+    if not _STATIC_NAME.match(name) or len(name) > 100 or not _is_file(STATIC / name):
+        raise web.HTTPNotFound(text=f"no static file {name[:100]}")
     return _file(STATIC / name)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, say
+        return False
 
 
 def _file(path: Path) -> web.Response:

@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -80,6 +81,13 @@ def add_check_parser(
         default=DEFAULT_EMULATOR,
         metavar="URL",
         help=f"the botemu to check from, started here when none answers (default {DEFAULT_EMULATOR})",
+    )
+    parser.add_argument(
+        "--certs",
+        type=Path,
+        default=Path("certs"),
+        metavar="DIR",
+        help="the botemu's certificates directory, which holds its control secret (certs/)",
     )
     parser.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of the sample values (0)"
@@ -212,20 +220,24 @@ async def _check(
     activities = document.get("activities")
     limit = (len(activities) if isinstance(activities, dict) else 1) * args.timeout + args.wait + 30
     if await running(emulator):
-        return await _post(emulator, body, limit)
+        return await _post(emulator, body, limit, args.certs)
     parts = urlsplit(emulator)
     config = ServiceConfig(
         host=parts.hostname or DEFAULT_HOST,
         port=parts.port or DEFAULT_PORT,
         bots=(BotRegistration(endpoint.app_id, args.app_password or "", endpoint.url),),
+        certs_dir=args.certs,
     )
     with TranscriptStore(default_db(), write_behind=True) as store:
         async with serving(config, store):
-            return await _post(emulator, body, limit)
+            return await _post(emulator, body, limit, args.certs)
 
 
-async def _post(emulator: str, body: dict[str, Any], limit: float) -> dict[str, Any]:
-    report: dict[str, Any] = await post_control(emulator, "/_botemu/manifest/check", body, limit)
+async def _post(
+    emulator: str, body: dict[str, Any], limit: float, certs: Path | None = None
+) -> dict[str, Any]:
+    report: dict[str, Any] = await post_control(emulator, "/_botemu/manifest/check", body, limit,
+                                                certs=certs)  # fmt: skip
     return report
 
 

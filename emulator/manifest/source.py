@@ -35,6 +35,8 @@ import yaml
 
 from emulator import __version__
 from emulator.errors import BotemuError
+from emulator.inputs import InputError, read_bytes
+from emulator.jsonpos import NUMBER_TOO_LONG, is_number_too_long, long_number_at
 from emulator.jsonutil import JSON, kind_of
 
 MAX_BYTES = 1024 * 1024
@@ -43,6 +45,8 @@ TIMEOUT = 10.0
 """Seconds a URL has to connect, between reads, and in all (checked between reads)."""
 MAX_VALUES = 100_000
 """YAML aliases may expand to at most this many values."""
+MAX_TEXT = 4 * 1024 * 1024
+"""YAML aliases may expand to at most this much text (keys and scalars, in UTF-8 bytes)."""
 
 Position: TypeAlias = tuple[int, int]
 Format: TypeAlias = Literal["json", "yaml"]
@@ -163,14 +167,9 @@ def _format_of(name: str) -> Format | None:
 
 def _read_file(path: Path, label: str, max_bytes: int) -> bytes:
     try:
-        with path.open("rb") as f:
-            data = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise ManifestError(label, "no such file") from None
-    except IsADirectoryError:
-        raise ManifestError(label, "is a directory, not a file") from None
-    except OSError as e:
-        raise ManifestError(label, f"cannot read: {e.strerror or e}") from None
+        data = read_bytes(path, max_bytes)  # a regular file only: a FIFO would hang
+    except InputError as e:
+        raise ManifestError(label, e.message) from None
     if len(data) > max_bytes:
         raise ManifestError(label, f"larger than {_size(max_bytes)}")
     return data
@@ -274,6 +273,11 @@ def _parse_json(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
             source, f"not valid JSON: {message}", line=line, column=column
         ) from None
     except ValueError as e:  # NaN, Infinity, an integer too long to read
+        if is_number_too_long(e):
+            at = long_number_at(text)
+            raise ManifestError(
+                source, NUMBER_TOO_LONG, line=at and at[0], column=at and at[1]
+            ) from None
         raise ManifestError(source, f"not valid JSON: {e}") from None
     except RecursionError:
         raise ManifestError(source, "not readable: nested too deeply") from None
@@ -397,6 +401,7 @@ class _YamlReader:
     def __init__(self) -> None:
         self.positions: dict[str, Position] = {}
         self._count = 0
+        self._text = 0
         self._open: set[int] = set()
         self._constructor = yaml.constructor.SafeConstructor()
 
@@ -407,6 +412,7 @@ class _YamlReader:
         if record:
             self.positions[pointer] = _mark(node)
         if isinstance(node, yaml.ScalarNode):
+            self._add_text(node, str(node.value))
             return self._scalar(node)
         if id(node) in self._open:
             raise _Unreadable(node, "an alias refers to a node that contains it")
@@ -431,10 +437,17 @@ class _YamlReader:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Unreadable(key_node, "a key must be text, not a list or mapping")
             key = str(key_node.value)
+            self._add_text(key_node, key)
             sub = child(pointer, key)
             self.positions[sub] = _mark(key_node)
             result[key] = self.value(value_node, sub, record=False)
         return result
+
+    def _add_text(self, node: yaml.Node, text: str) -> None:
+        self._text += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self._text > MAX_TEXT:
+            message = f"more than {MAX_TEXT // (1024 * 1024)} MiB of text once aliases are expanded (do aliases repeat a long value?)"
+            raise _Unreadable(node, message)
 
     def _scalar(self, node: yaml.ScalarNode) -> JSON:
         tag = node.tag
@@ -445,7 +458,14 @@ class _YamlReader:
         if tag == _TAG + "bool":
             return bool(self._constructor.construct_yaml_bool(node))
         if tag == _TAG + "int":
-            return int(self._constructor.construct_yaml_int(node))
+            try:  # more digits than Python converts: 0x... and 1:2:3 are read, but not printable
+                whole = int(self._constructor.construct_yaml_int(node))
+                str(whole)
+            except ValueError as e:
+                if is_number_too_long(e):
+                    raise _Unreadable(node, NUMBER_TOO_LONG) from None
+                raise
+            return whole
         if tag == _TAG + "float":
             number = float(self._constructor.construct_yaml_float(node))
             if number != number or number in (float("inf"), float("-inf")):

@@ -42,7 +42,7 @@ from emulator.scenario.model import (
     TextMatch,
     Turn,
 )
-from emulator.scenario.yamldoc import DataPath
+from emulator.scenario.yamldoc import DataPath, short
 
 Data = Any
 """A value of checked scenario data: the schema has validated its shape."""
@@ -64,10 +64,21 @@ _OF_KIND = {
 }
 
 
+MAX_STEPS = 10_000
+"""Steps (or turns) one scenario may have once its includes are spliced, each include counted
+as one: a few small files that include each other ten times over would otherwise make
+millions."""
+
+
 class Site(Protocol):
     """Where data comes from: reports problems at paths, and opens included files."""
 
     def problem(self, path: DataPath, message: str, *, at_key: bool = False) -> None: ...
+
+    def count(self, path: DataPath) -> None:
+        """One more step, turn or include at ``path`` in the scenario; past ``MAX_STEPS`` it
+        raises (an exception of the site's own, which ends the building of the scenario)."""
+        ...
 
     def line(self, path: DataPath) -> int:
         """The line in the scenario file of the key (or item) at ``path``."""
@@ -142,6 +153,7 @@ def steps(items: Sequence[Data], path: DataPath, site: Site) -> tuple[Step, ...]
     out: list[Step] = []
     for index, item in enumerate(items):
         at = (*path, index)
+        site.count(at)
         if isinstance(item, dict) and "include" in item:
             found = site.include(at, item["include"])
             if found is not None:
@@ -159,6 +171,7 @@ def turns(items: Sequence[Data], path: DataPath, site: Site) -> tuple[Turn, ...]
     out: list[Turn] = []
     for index, item in enumerate(items):
         at = (*path, index)
+        site.count(at)
         line = site.line(at)
         if isinstance(item, str):
             out.append(Turn("message", text=item, line=line))
@@ -317,7 +330,8 @@ def _range(value: Data, path: DataPath, site: Site) -> tuple[float | None, float
     low = _seconds(value["min"], (*path, "min"), site) if "min" in value else None
     high = _seconds(value["max"], (*path, "max"), site) if "max" in value else None
     if low is not None and high is not None and low > high:
-        site.problem((*path, "max"), f"max ({value['max']}) is less than min ({value['min']})")
+        high_text, low_text = short(str(value["max"])), short(str(value["min"]))
+        site.problem((*path, "max"), f"max ({high_text}) is less than min ({low_text})")
     return low, high
 
 

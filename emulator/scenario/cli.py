@@ -154,7 +154,15 @@ def _entry(scenario: Scenario) -> str | None:
 
 
 def _stdin() -> str:
-    data = sys.stdin.buffer.read()
+    from emulator.inputs import InputError, read_stdin
+    from emulator.scenario.loader import MAX_BYTES
+
+    try:
+        data = read_stdin(MAX_BYTES)
+    except InputError as e:
+        raise ScenarioFileError("<stdin>", None, None, e.message) from None
+    if len(data) > MAX_BYTES:
+        raise ScenarioFileError("<stdin>", None, None, f"larger than {MAX_BYTES} bytes")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -109,7 +109,7 @@ class Explainer:
         elif keyword == "required":
             yield from self._missing(path, instance, error.validator_value, ())
         elif keyword == "uniqueItems":
-            index = next((i for i, item in enumerate(instance) if item in instance[:i]), None)
+            index = first_repeat(instance)
             if index is not None:
                 yield Problem((*path, index), f"{_show(instance[index])} is listed twice")
         else:
@@ -173,7 +173,7 @@ class Explainer:
             main = [k for k in instance if k not in modifiers]
             known = [k for k in main if k in tags]
             if not main:
-                beside = ", ".join(f"'{name(str(k))}'" for k in instance)
+                beside = short(", ".join(f"'{name(str(k))}'" for k in list(instance)[:5]))
                 listed = ", ".join(keyed[:-1]) + f" or {keyed[-1]}"
                 yield Problem(path, f"expected a {noun} ({listed}) beside {beside}")
             elif len(main) == 1 and known:
@@ -196,7 +196,7 @@ class Explainer:
                         message += f" (write {known[0]}: {{{inner[0]}: ..., {key}: ...}})"
                     yield Problem((*path, key), message, at_key=True)
             else:
-                keys = ", ".join(name(str(k)) for k in main)
+                keys = short(", ".join(name(str(k)) for k in main[:5]))
                 yield Problem(
                     path, f"a {noun} has one key, got {keys}: make each its own list item"
                 )
@@ -212,7 +212,7 @@ class Explainer:
             key = path[-1] if path and isinstance(path[-1], str) else None
             text = short(str(node.value))
             quoted = f'{key}: "{text}"' if key else f'"{text}"'
-            read = json.dumps(instance)
+            read = short(json.dumps(instance))
             if read != text:
                 message += f"; YAML reads {text} as {read}"
             message += f"; quote it: {quoted}"
@@ -236,6 +236,39 @@ class Explainer:
             if form.get("type") == "object":
                 return [*form.get("required", ()), *form.get("properties", {})]
         return []
+
+
+def first_repeat(items: Sequence[object]) -> int | None:
+    """The index of the first item equal (as JSON Schema compares) to an earlier one; linear,
+    where comparing each item with the ones before it would take a hostile list hours."""
+    seen: set[object] = set()
+    for index, item in enumerate(items):
+        key = _unique_key(item)
+        if key in seen:
+            return index
+        seen.add(key)
+    return None
+
+
+def unique_items(
+    validator: Any, unique: object, instance: object, schema: Schema
+) -> Iterator[ValidationError]:
+    """``uniqueItems`` in linear time, with a message that does not print the list."""
+    if unique and isinstance(instance, list) and first_repeat(instance) is not None:
+        yield ValidationError("has repeated items")
+
+
+def _unique_key(value: object) -> object:
+    """A hashable value equal for values JSON Schema calls equal (1 and 1.0, not 1 and true)."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, list):
+        return ("list", tuple(_unique_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((k, _unique_key(v)) for k, v in value.items()))
+    return ("other", value)
 
 
 def _exclusive(alternatives: object) -> bool:

@@ -32,14 +32,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from jsonschema import Draft7Validator  # type: ignore[import-untyped]
+from jsonschema import Draft7Validator, validators  # type: ignore[import-untyped]
 
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSON
 from emulator.scenario import build
-from emulator.scenario.explain import Explainer, Schema, closest, name
+from emulator.scenario.explain import Explainer, Schema, closest, name, unique_items
 from emulator.scenario.model import Scenario
-from emulator.scenario.variables import Reference, references, substitute
+from emulator.scenario.variables import Budget, Reference, TooLarge, references, substitute
 from emulator.scenario.yamldoc import (
     MAX_BYTES,
     DataPath,
@@ -71,7 +71,16 @@ SCHEMA_PATH = Path(str(_SCHEMA_RESOURCE))
 """The scenario JSON Schema inside the installed package."""
 
 SUFFIXES = (".yaml", ".yml")
+MAX_MESSAGE = 1000
+"""The longest message of an error, in characters: a message quotes values short, and this
+cuts whatever does not."""
 MAX_INCLUDE_DEPTH = 16
+MAX_STEPS = build.MAX_STEPS
+"""Steps (or turns) per scenario once includes are spliced, each include counted as one."""
+MAX_EXPANDED_VALUES = 1_000_000
+MAX_EXPANDED_TEXT = 16 * 1024 * 1024
+"""What substituting variables may make across one file (every matrix entry and include):
+values copied, and text (UTF-8 bytes) of the strings a ``${name}`` changed."""
 _NOT_SUBSTITUTED = (("variables",), ("matrix",))
 """Variable definitions are taken as written."""
 
@@ -91,6 +100,8 @@ class ScenarioError(BotemuError):
     ) -> None:
         at = file if line is None else f"{file}:{line}" + ("" if column is None else f":{column}")
         message = printable(message)  # one line, whatever the file held
+        if len(message) > MAX_MESSAGE:  # whatever a message quotes of the file
+            message = message[: MAX_MESSAGE - 3] + "..."
         super().__init__(f"{at}: {message}")
         self.file = file
         self.line = line
@@ -117,12 +128,16 @@ def _schema() -> dict[str, JSON]:
     return cast(dict[str, JSON], json.loads(_SCHEMA_RESOURCE.read_text(encoding="utf-8")))
 
 
+_Validator = validators.extend(Draft7Validator, {"uniqueItems": unique_items})
+"""Draft-07, but ``uniqueItems`` in linear time (jsonschema compares every pair of mappings)."""
+
+
 @functools.cache
 def _validator(definition: str | None = None) -> Any:
     """The validator of a scenario, or of one definition (``steps``, ``turns``)."""
     if definition is None:
-        return Draft7Validator(_schema())
-    return Draft7Validator(
+        return _Validator(_schema())
+    return _Validator(
         {"$ref": f"#/definitions/{definition}", "definitions": _schema()["definitions"]}
     )
 
@@ -253,6 +268,16 @@ class _Site:
     """The line of the include in the scenario file, for what an included file holds."""
     declared: Collection[str] | None = None
     """The files the scenario lists under include (for the scenario file itself)."""
+    counted: list[int] = field(default_factory=lambda: [0])
+    """Steps, turns and includes of the scenario so far (shared by the sites of a scenario)."""
+    top: _Issue | None = None
+    """Where the scenario file includes what this site holds, said as an issue."""
+
+    def count(self, path: DataPath) -> None:
+        self.counted[0] += 1
+        if self.counted[0] > MAX_STEPS:
+            message = f"more than {MAX_STEPS:,} steps (or turns) once includes are spliced; each include counts as one"
+            raise _Abort(self.top or self.source.issue(Problem(path, message)), message)
 
     def problem(self, path: DataPath, message: str, *, at_key: bool = False) -> None:
         self.issues.append(self.source.issue(Problem(path, message, at_key), self.via))
@@ -266,6 +291,15 @@ class _Site:
         return self.load.include(self, path, file)
 
 
+class _Abort(Exception):
+    """Ends the building of one scenario instance: ``issue`` says why (``message`` replaces
+    its message)."""
+
+    def __init__(self, issue: _Issue, message: str) -> None:
+        super().__init__(message)
+        self.issue = replace(issue, message=message)
+
+
 @dataclass(slots=True)
 class _Load:
     text: str
@@ -276,6 +310,7 @@ class _Load:
     """Problems of the files as written (the same for every matrix entry)."""
     known: set[str] = field(default_factory=set)
     fragments: dict[tuple[Path, str], _Source | None] = field(default_factory=dict)
+    budget: Budget = field(default_factory=lambda: Budget(MAX_EXPANDED_VALUES, MAX_EXPANDED_TEXT))
 
     def scenarios(self) -> list[Scenario]:
         main = self._main()
@@ -359,11 +394,17 @@ class _Load:
         checked: _Entry,
     ) -> Scenario | None:
         values = {**variables, **(entry or {})}
+        try:  # first: what it may make is bounded, and checking a matrix entry costs as much
+            data = cast(dict[str, Any], substitute(doc, values, _NOT_SUBSTITUTED, (), self.budget))
+        except TooLarge as e:
+            at: DataPath = ("matrix", index) if entry is not None else ("variables",)
+            checked.early.append(main.issue(Problem(at, str(e), at_key=entry is None)))
+            return None
         used = list(references(doc, _NOT_SUBSTITUTED))
         self._check_unset(main, used, values, checked.early)
-        data = cast(dict[str, Any], substitute(doc, values, _NOT_SUBSTITUTED))
-        if data != doc:
-            checked.early += self._validate(main, data, _validator())
+        if data != doc:  # the matrix is checked as written, once: each entry checks one of it
+            shown = {**data, "matrix": data["matrix"][:1]} if entry is not None else data
+            checked.early += self._validate(main, shown, _validator())
         if checked.early:
             return None
         checked.built = True
@@ -373,7 +414,11 @@ class _Load:
             site.chain = ((main.resolved, main.label),)
         for number, file in enumerate(declared):
             self._fragment(site, ("include", number), file)
-        parts = build.parts(data, site)
+        try:
+            parts = build.parts(data, site)
+        except _Abort as e:  # too many steps, or includes that substitute too much
+            checked.late.append(e.issue)
+            return None
         if entry is None:
             line = main.reader.position(("name",), at_key=True)[0]
         else:
@@ -442,10 +487,16 @@ class _Load:
             return None
         line, column = site.source.reader.position((*path, "include"), at_key=False)
         via = f" (included from {site.source.label}:{line}:{column})"
+        try:
+            data = substitute(fragment.data, site.values, (), (), self.budget)
+        except TooLarge as e:
+            where = (*path, "include")
+            raise _Abort(
+                site.top or site.source.issue(Problem(where, ""), site.via), str(e)
+            ) from None
         used = list(references(fragment.data))
         index = len(site.issues)
         self._check_unset(fragment, used, site.values, site.issues, via)
-        data = substitute(fragment.data, site.values)
         if data != fragment.data:
             validator = _validator(fragment.include_kind)
             site.issues += self._validate(fragment, data, validator, via)
@@ -454,6 +505,8 @@ class _Load:
         at_line = site.at_line if site.at_line is not None else line
         chain = (*site.chain, (fragment.resolved, fragment.label))
         sub = _Site(self, fragment, site.values, site.issues, chain, via, at_line)
+        sub.counted = site.counted
+        sub.top = site.top or site.source.issue(Problem((*path, "include"), ""), site.via)
         return sub, data
 
     def _fragment(self, site: _Site, path: DataPath, file: str) -> _Source | None:

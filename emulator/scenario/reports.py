@@ -5,7 +5,10 @@ A run is a ``RunReport``: one ``Entry`` (a scenario's result and the seed it ran
 scenario, in collection order (file by file, matrix entries in file order), whatever order ``-j``
 finished them in. A result is anything shaped like the runner's ``ScenarioResult``
 (``ScenarioResultLike``). Each result is exactly one of *passed*, *failed* (it ran, and an
-expectation or rule failed: its ``failures``) or *error* (it could not run: its ``error``).
+expectation or rule failed: its ``failures``), *error* (it could not run: its ``error``) or
+*skipped* (it was not run, because the run has no target of the kind it needs: a
+``SkippedResult``, whose ``skipped`` says why). A skipped scenario counts neither way: the exit
+code is the verdict on the scenarios that ran.
 
 Rule ids are explained through a ``RuleLookup`` (id -> ``Rule``), so that a failure names where
 its rule comes from (the spec section or a field note). The formats are documented in
@@ -28,7 +31,7 @@ from emulator.findings import Finding, Rule
 from emulator.jsonutil import JSON, JSONObject
 from emulator.scenario.model import Scenario
 
-Status = Literal["passed", "failed", "error"]
+Status = Literal["passed", "failed", "error", "skipped"]
 RuleLookup = Callable[[str], Rule | None]
 JSON_VERSION = 1
 """The version of the ``--json`` document (bumped when a field changes meaning or goes away)."""
@@ -64,7 +67,34 @@ class ScenarioResultLike(Protocol):
     def ladder(self) -> Sequence[str]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedResult:
+    """A scenario that was not run: the run has no target of the kind it needs (a calling bot
+    for a call or ``probe: auth-calling``, a messaging bot for a conversation or ``probe:
+    auth``). ``skipped`` is the reason, one line. ``passed`` is True so that a skipped scenario
+    fails nothing (``status_of`` says ``skipped``)."""
+
+    scenario: Scenario
+    skipped: str
+    passed: bool = True
+    failures: tuple[Finding, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    transcript_ids: tuple[str, ...] = ()
+    duration: float = 0.0
+    vtime: float | None = None
+    error: str | None = None
+    ladder: tuple[str, ...] = ()
+
+
+def skip_reason(result: ScenarioResultLike) -> str | None:
+    """Why ``result`` was skipped, or None when it ran (or tried to)."""
+    reason = getattr(result, "skipped", None)
+    return reason if isinstance(reason, str) else None
+
+
 def status_of(result: ScenarioResultLike) -> Status:
+    if skip_reason(result) is not None:
+        return "skipped"
     if result.error is not None:
         return "error"
     return "passed" if result.passed and not result.failures else "failed"
@@ -89,6 +119,7 @@ class Counts:
     failed: int = 0
     errors: int = 0
     time: float = 0.0
+    skipped: int = 0
 
     def add(self, entry: Entry) -> Counts:
         status = entry.status
@@ -98,7 +129,12 @@ class Counts:
             self.failed + (status == "failed"),
             self.errors + (status == "error"),
             self.time + entry.result.duration,
+            self.skipped + (status == "skipped"),
         )
+
+    @property
+    def ran(self) -> int:
+        return self.tests - self.skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +166,22 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every scenario ran and passed; 1 otherwise (an empty run is not a pass: the
-        command refuses it before there is a report)."""
+        """0 when every scenario that ran passed; 1 when one failed or could not run, or when
+        the report is empty; 2 when every scenario was skipped (no target for any: the command
+        refuses that run before there is a report). Skipped scenarios count neither way."""
         counts = self.counts
-        return 0 if counts.tests and counts.passed == counts.tests else 1
+        if counts.tests and not counts.ran:
+            return 2
+        return 0 if counts.ran and counts.passed == counts.ran else 1
+
+    def skipped(self) -> list[tuple[str, int]]:
+        """Each reason scenarios were skipped for, with how many, in order of first appearance."""
+        reasons: dict[str, int] = {}
+        for entry in self.entries:
+            reason = skip_reason(entry.result)
+            if reason is not None:
+                reasons[reason] = reasons.get(reason, 0) + 1
+        return list(reasons.items())
 
 
 def file_of(scenario: Scenario) -> str:
@@ -164,7 +212,7 @@ class Paint:
 
     def status(self, status: Status) -> str:
         word, code = {"passed": ("PASS ", "32"), "failed": ("FAIL ", "31"),
-                      "error": ("ERROR", "31;1")}[status]  # fmt: skip
+                      "error": ("ERROR", "31;1"), "skipped": ("SKIP ", "33")}[status]  # fmt: skip
         return self(word, code)
 
 
@@ -180,6 +228,9 @@ def progress_line(entry: Entry, paint: Paint = PLAIN) -> str:
     line = f"{paint.status(entry.status)} {result.scenario.id}  ({result.duration:.2f} s)"
     if result.error is not None:
         line += f"  {_one_line(result.error)}"
+    reason = skip_reason(result)
+    if reason is not None:
+        line += f"  {_one_line(reason)}"
     return line
 
 
@@ -193,25 +244,41 @@ def header(report_size: int, files: int, deselected: int, seed: int, jobs: int) 
 
 
 def summary(report: RunReport, paint: Paint = PLAIN) -> str:
-    """The table of results per file and in total, then one verdict line with the seed."""
-    rows = [("file", "tests", "passed", "failed", "errors", "time")]
+    """The table of results per file and in total (with a ``skipped`` column when a scenario
+    was skipped), then one line per skip reason, then one verdict line with the seed."""
+    total = report.counts
+    with_skips = total.skipped > 0
+
+    def row(name: str, c: Counts, seconds: float) -> tuple[str, ...]:
+        cells = (name, str(c.tests), str(c.passed), str(c.failed), str(c.errors))
+        return (*cells, *((str(c.skipped),) if with_skips else ()), f"{seconds:.2f} s")
+
+    rows: list[tuple[str, ...]] = [
+        ("file", "tests", "passed", "failed", "errors", *(("skipped",) if with_skips else ()),
+         "time")
+    ]  # fmt: skip
     for file, entries in report.files():
         c = Counts()
         for entry in entries:
             c = c.add(entry)
-        rows.append((file, str(c.tests), str(c.passed), str(c.failed), str(c.errors),
-                     f"{c.time:.2f} s"))  # fmt: skip
-    total = report.counts
-    rows.append(("total", str(total.tests), str(total.passed), str(total.failed),
-                 str(total.errors), f"{report.duration:.2f} s"))  # fmt: skip
+        rows.append(row(file, c, c.time))
+    rows.append(row("total", total, report.duration))
     width = max(len(r[0]) for r in rows)
+    widths = (width, 5, 6, 6, 6, *((7,) if with_skips else ()), 9)
     lines = [
-        f"{r[0]:<{width}}  {r[1]:>5}  {r[2]:>6}  {r[3]:>6}  {r[4]:>6}  {r[5]:>9}" for r in rows
+        "  ".join(
+            f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
     ]
     lines.insert(-1, "-" * len(lines[0]))
+    for reason, n in report.skipped():
+        lines.append(f"skipped {_count(n, 'scenario')}: {_one_line(reason)}")
     parts = [f"{total.failed} failed"] if total.failed else []
     parts += [_count(total.errors, "error")] if total.errors else []
     parts.append(f"{total.passed} passed")
+    parts += [f"{total.skipped} skipped"] if total.skipped else []
     verdict = paint("PASSED", "32;1") if report.exit_code == 0 else paint("FAILED", "31;1")
     lines.append("")
     lines.append(f"{verdict}: {', '.join(parts)} in {report.duration:.2f} s · seed {report.seed} "
@@ -247,7 +314,7 @@ def render_failures(
     blocks = []
     for item in results:
         entry = item if isinstance(item, Entry) else Entry(item, 0)
-        if entry.status != "passed":
+        if entry.status in ("failed", "error"):
             blocks.append(render_failure(entry, rules, paint))
     return "\n\n".join(blocks)
 
@@ -344,6 +411,7 @@ def junit_xml(report: RunReport, rules: RuleLookup) -> str:
         "tests": str(total.tests),
         "failures": str(total.failed),
         "errors": str(total.errors),
+        "skipped": str(total.skipped),
         "time": _seconds(report.duration),
     })  # fmt: skip
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(report.started))
@@ -357,7 +425,7 @@ def junit_xml(report: RunReport, rules: RuleLookup) -> str:
             "tests": str(c.tests),
             "failures": str(c.failed),
             "errors": str(c.errors),
-            "skipped": "0",
+            "skipped": str(c.skipped),
             "time": _seconds(c.time),
             "timestamp": stamp,
             "hostname": host,
@@ -386,7 +454,10 @@ def _testcase(suite: ET.Element, entry: Entry, rules: RuleLookup) -> None:
         attributes["line"] = str(scenario.line)
     case = ET.SubElement(suite, "testcase", attributes)
     status = entry.status
-    if status == "error":
+    if status == "skipped":
+        reason = skip_reason(result) or ""
+        ET.SubElement(case, "skipped", {"message": _xml(_one_line(reason))}).text = _xml(reason)
+    elif status == "error":
         error = ET.SubElement(case, "error", {"message": _xml(_one_line(result.error or "")),
                                               "type": "error"})  # fmt: skip
         error.text = _xml(result.error or "")
@@ -433,6 +504,7 @@ def json_report(report: RunReport, rules: RuleLookup) -> JSONObject:
             "passed": total.passed,
             "failed": total.failed,
             "errors": total.errors,
+            "skipped": total.skipped,
             "deselected": report.deselected,
         },
         "db": report.db,
@@ -456,6 +528,7 @@ def _scenario_json(entry: Entry, rules: RuleLookup) -> JSONObject:
         "duration": round(result.duration, 6),
         "vtime": round(result.vtime, 6) if result.vtime is not None else None,
         "error": result.error,
+        "skipped": skip_reason(result),
         "failures": [_finding_json(f, rules) for f in result.failures],
         "findings": [_finding_json(f, rules) for f in result.findings],
         "transcripts": list(result.transcript_ids),

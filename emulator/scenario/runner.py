@@ -58,6 +58,7 @@ from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
+from emulator.guard import control_headers as _control_headers
 from emulator.jsonutil import JSON, JSONObject, dumps
 from emulator.scenario.expectations import EXP_RUN, evaluate, where
 from emulator.scenario.model import Faults, Scenario, Turn
@@ -99,6 +100,9 @@ class Target:
     emulator: str | None = None
     """A running botemu (for conversations and probes); None: the runner starts one in-process.
     Calls take their Bearer token from it too (``emulator.calling.tokens.resolve``)."""
+    control_certs: Path | None = None
+    """The running botemu's certificates directory, which holds its control secret
+    (emulator/guard.py); None: ``certs``, else ``certs/``."""
     no_token: bool = False
     """Calls carry no Authorization header (a bot that relies on the client certificate)."""
     legacy_validation_outcome: bool = False
@@ -275,6 +279,7 @@ class Runner:
                 found = self._tokens[app_id] = await resolve(
                     bot_url=url, app_id=app_id, emulator=self.target.emulator,
                     certs=self.target.certs, no_token=self.target.no_token,
+                    control_certs=self.target.control_certs,
                 )  # fmt: skip
             return found
 
@@ -378,7 +383,8 @@ class Runner:
         seconds = float(body["timeout"])
         requests = REQUESTS if body.get("calling") else PROBE_CASES
         timeout = aiohttp.ClientTimeout(total=seconds * requests + 30.0)
-        async with self._http.post(url, json=body, timeout=timeout) as response:
+        headers = control_headers(self.target.control_certs or self.target.certs)
+        async with self._http.post(url, json=body, headers=headers, timeout=timeout) as response:
             text = await response.text()
             if response.status == 502:
                 return f"could not be reached: {text.strip()[:300]}"
@@ -597,7 +603,9 @@ class _Remote(_Chat):
         if not isinstance(health, dict) or health.get("status") != "ok":
             raise CannotRun(f"no botemu answers at {base}")
         if app_id is None:  # the bot registered there, or else an anonymous one, made now
-            found = await _post_json(http, f"{base}/_botemu/bots", {"endpoint": bot})
+            found = await _post_json(http, f"{base}/_botemu/bots", {"endpoint": bot},
+                                     control_headers(runner.target.control_certs
+                                                     or runner.target.certs))  # fmt: skip
             if not isinstance(found, dict) or not isinstance(found.get("app_id"), str):
                 raise CannotRun(f"the botemu at {base} did not say which bot is at {bot}")
             app_id = found["app_id"]
@@ -689,7 +697,8 @@ class _Remote(_Chat):
 
     async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         timeout = aiohttp.ClientTimeout(total=(self.runner.timeout or 15.0) + 5.0)
-        async with self.http.post(url, json=body, timeout=timeout) as response:
+        headers = control_headers(self.runner.target.control_certs or self.runner.target.certs)
+        async with self.http.post(url, json=body, headers=headers, timeout=timeout) as response:
             if response.status >= 400:
                 text = (await response.text())[:200]
                 raise CannotRun(f"the botemu at {self.base} refused the turn: HTTP "
@@ -704,11 +713,22 @@ async def _get(http: aiohttp.ClientSession, url: str) -> Any:
         return await response.json()
 
 
-async def _post_json(http: aiohttp.ClientSession, url: str, body: JSONObject) -> Any:
-    async with http.post(url, json=body, timeout=aiohttp.ClientTimeout(total=5)) as response:
+async def _post_json(
+    http: aiohttp.ClientSession, url: str, body: JSONObject, headers: dict[str, str]
+) -> Any:
+    async with http.post(url, json=body, headers=headers,
+                         timeout=aiohttp.ClientTimeout(total=5)) as response:  # fmt: skip
         if response.status != 200:
             raise CannotRun(f"POST {url}: HTTP {response.status}: {(await response.text())[:200]}")
         return await response.json()
+
+
+def control_headers(certs: Path | None) -> dict[str, str]:
+    """The control secret of the botemu whose certificates directory is ``certs``."""
+    try:
+        return _control_headers(certs)
+    except BotemuError as e:
+        raise CannotRun(str(e)) from None
 
 
 def _wait(turn: Turn) -> float:

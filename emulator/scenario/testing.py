@@ -34,11 +34,11 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 from urllib.parse import urlsplit
 
 import yaml
@@ -53,6 +53,7 @@ from emulator.scenario.reports import (
     RuleLookup,
     RunReport,
     ScenarioResultLike,
+    SkippedResult,
     header,
     json_report,
     junit_xml,
@@ -93,6 +94,8 @@ class TargetSettings:
     ca: Path | None = None
     no_token: bool = False
     legacy_validation_outcome: bool = False
+    control_certs: Path | None = None
+    """The running botemu's certificates directory (its control secret), when not ``certs``."""
 
 
 def read_config(path: Path) -> dict[str, str]:
@@ -172,16 +175,56 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-def check_target(target: TargetSettings, scenarios: Sequence[Scenario]) -> None:
-    """Refuse a run whose scenarios need a bot that was not given."""
-    calls = sum(s.kind == "call" or s.probe == "auth-calling" for s in scenarios)
+def needs(scenario: Scenario) -> Literal["calling", "messaging"]:
+    """The bot a scenario runs against: a call and ``probe: auth-calling`` need the calling bot;
+    a conversation (``messaging:``) and ``probe: auth`` the messaging bot."""
+    return "calling" if scenario.kind == "call" or scenario.probe == "auth-calling" else "messaging"
+
+
+SKIP_REASONS = {
+    "calling": "needs a calling bot: give --bot URL (or bot: in --config)",
+    "messaging": "needs a messaging bot: give --messaging-bot URL (or messaging_bot: in --config)",
+}
+"""Why ``botemu test`` skips a scenario whose bot was not given."""
+
+
+def split_by_target(
+    has_calling: bool,
+    has_messaging: bool,
+    scenarios: Sequence[Scenario],
+    reasons: Mapping[str, str] = SKIP_REASONS,
+) -> tuple[list[Scenario], list[SkippedResult]]:
+    """(the scenarios that can run, a ``SkippedResult`` for each of the others): a scenario
+    whose bot (``needs``) is not there is skipped with ``reasons[kind]``."""
+    runnable: list[Scenario] = []
+    skipped: list[SkippedResult] = []
+    for scenario in scenarios:
+        kind = needs(scenario)
+        if has_calling if kind == "calling" else has_messaging:
+            runnable.append(scenario)
+        else:
+            skipped.append(SkippedResult(scenario, reasons[kind]))
+    return runnable, skipped
+
+
+def check_target(
+    target: TargetSettings, scenarios: Sequence[Scenario]
+) -> tuple[list[Scenario], list[SkippedResult]]:
+    """Split a run by the bots it was given (``split_by_target``): the scenarios whose bot is
+    missing are skipped, the rest run. A run of which nothing can run is refused (ConfigError,
+    exit 2), naming the option that is missing."""
+    runnable, skipped = split_by_target(
+        target.bot is not None, target.messaging_bot is not None, scenarios
+    )
+    if runnable or not skipped:
+        return runnable, skipped
+    calls = sum(needs(s) == "calling" for s in scenarios)
     talks = len(scenarios) - calls
-    if calls and target.bot is None:
+    if calls:
         raise ConfigError(f"{_are(calls, 'a call', 'calls')}: give --bot URL (or bot: in --config)")
-    if talks and target.messaging_bot is None:
-        raise ConfigError(f"{_are(talks, 'a conversation', 'conversations')}: give "
-                          "--messaging-bot URL, with --app-id ID and --app-password (or "
-                          f"${ENV_PASSWORD}) for a bot with credentials")  # fmt: skip
+    raise ConfigError(f"{_are(talks, 'a conversation', 'conversations')}: give "
+                      "--messaging-bot URL, with --app-id ID and --app-password (or "
+                      f"${ENV_PASSWORD}) for a bot with credentials")  # fmt: skip
 
 
 # --- selection ------------------------------------------------------------------------------------
@@ -391,6 +434,7 @@ def open_runner(
         emulator=target.emulator,
         no_token=target.no_token,
         legacy_validation_outcome=target.legacy_validation_outcome,
+        control_certs=target.control_certs,
     )
     return Runner(made, store, seed=seed, max_workflows=max_workflows, timeout=timeout)
 
@@ -579,7 +623,7 @@ def run_tests(options: RunOptions, out: TextIO, err: TextIO, backend: Backend) -
         how = " ".join(filters)
         raise ConfigError(f"no scenarios selected: {_count(len(scenarios), 'scenario')} found, "
                           f"none matches {how}")  # fmt: skip
-    check_target(options.target, selected)
+    runnable, skipped = check_target(options.target, selected)
     human = err if options.json == "-" else out
     paint = Paint.for_stream(human)
     seed = options.seed if options.seed is not None else secrets.randbelow(2**32)
@@ -593,6 +637,10 @@ def run_tests(options: RunOptions, out: TextIO, err: TextIO, backend: Backend) -
         human.write(progress_line(entry, paint) + "\n")
         human.flush()
 
+    skips = {id(s.scenario): Entry(s, derive_seed(seed, s.scenario.id)) for s in skipped}
+    for entry in skips.values():
+        finished(entry)
+
     try:
         store = TranscriptStore(options.db, write_behind=True)
     except TranscriptError as e:
@@ -600,9 +648,10 @@ def run_tests(options: RunOptions, out: TextIO, err: TextIO, backend: Backend) -
     started, clock = time.time(), time.perf_counter()
     with store:
         try:
-            entries = asyncio.run(execute(selected, backend, options, seed, store, finished))
+            ran = iter(asyncio.run(execute(runnable, backend, options, seed, store, finished)))
         except OSError as e:  # the runner could not start (an in-process botemu's port, ...)
             raise ConfigError(f"cannot run: {e.strerror or e}") from e
+    entries = [skips.get(id(s)) or next(ran) for s in selected]  # in the order of selection
     report = RunReport(
         entries=tuple(entries),
         seed=seed,
@@ -613,7 +662,7 @@ def run_tests(options: RunOptions, out: TextIO, err: TextIO, backend: Backend) -
         db=str(options.db),
     )
     rules = rule_lookup()
-    failed = [e for e in report.entries if e.status != "passed"]
+    failed = [e for e in report.entries if e.status in ("failed", "error")]
     if failed:
         human.write("\n" + "\n\n".join(render_failure(e, rules, paint) for e in failed) + "\n")
     human.write("\n" + summary(report, paint) + "\n")

@@ -8,14 +8,21 @@ unsupported tags, aliases that expand without end. Nothing here knows the scenar
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
 import yaml
 
+from emulator.inputs import InputError, read_bytes
+
 MAX_BYTES = 1024 * 1024
 MAX_VALUES = 100_000
+MAX_TEXT = 4 * 1024 * 1024
+"""The text (keys and scalars, in UTF-8 bytes) a file may hold once aliases are expanded: a
+1 MiB file whose aliases repeat a long string must not become gigabytes."""
 MAX_DEPTH = 64
 
 Position: TypeAlias = tuple[int, int]
@@ -55,16 +62,11 @@ class Problem:
 
 
 def read_file(path: Path) -> str:
-    """The text of a file: UTF-8 (a BOM is allowed), at most ``MAX_BYTES``."""
+    """The text of a regular file: UTF-8 (a BOM is allowed), at most ``MAX_BYTES``."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except FileNotFoundError as e:
-        raise YamlError(None, None, "no such file", unreadable=True) from e
-    except IsADirectoryError as e:
-        raise YamlError(None, None, "is a directory, not a file", unreadable=True) from e
-    except OSError as e:
-        raise YamlError(None, None, f"cannot read: {e.strerror or e}", unreadable=True) from e
+        data = read_bytes(path, MAX_BYTES)  # a regular file only: a FIFO would hang
+    except InputError as e:
+        raise YamlError(None, None, e.message, unreadable=True) from None
     if len(data) > MAX_BYTES:
         raise YamlError(None, None, f"larger than {MAX_BYTES // 1024} KiB", unreadable=True)
     try:
@@ -149,6 +151,9 @@ class Reader:
         self.plain: dict[DataPath, yaml.ScalarNode] = {}  # unquoted scalars YAML made non-text
         self.problems: list[Problem] = []
         self._count = 0
+        self._text = 0
+        self._found: dict[tuple[tuple[int, int], str], list[int]] = {}
+        self._lines: list[int] = []  # the offset where each line starts, once needed
         self._open: set[int] = set()
         self._constructor = yaml.constructor.SafeConstructor()
 
@@ -165,15 +170,24 @@ class Reader:
         the scalar's own position when it cannot be found (an escape sequence, say)."""
         span = self.spans.get(path)
         if span is not None:
-            at = span[0] - 1
-            for _ in range(nth + 1):
-                at = self.text.find(literal, at + 1, span[1])
-                if at < 0:
-                    break
-            else:
-                line = self.text.count("\n", 0, at) + 1
-                return line, at - (self.text.rfind("\n", 0, at) + 1) + 1
+            offsets = self._found.get((span, literal))
+            if offsets is None:  # each occurrence once: a string may hold 100,000 of them
+                offsets = []
+                at = self.text.find(literal, span[0], span[1])
+                while at >= 0:
+                    offsets.append(at)
+                    at = self.text.find(literal, at + 1, span[1])
+                self._found[(span, literal)] = offsets
+            if nth < len(offsets):
+                return self._position_of(offsets[nth])
         return self.position(path, at_key=False)
+
+    def _position_of(self, offset: int) -> Position:
+        """The (line, column) of an offset in ``text``."""
+        if not self._lines:
+            self._lines = [0, *(m.end() for m in re.finditer("\n", self.text))]
+        line = bisect.bisect_right(self._lines, offset)
+        return line, offset - self._lines[line - 1] + 1
 
     def data(self, node: yaml.Node, path: DataPath = (), depth: int = 0) -> object:
         """The data of ``node``; raises ``YamlError`` when it cannot be read at all."""
@@ -186,6 +200,7 @@ class Reader:
             raise YamlError(*_at(node), f"nested more than {MAX_DEPTH} levels deep")
         self.values[path] = _at(node)
         if isinstance(node, yaml.ScalarNode):
+            self._add_text(node, str(node.value))
             self.spans[path] = (node.start_mark.index, node.end_mark.index)
             return self._scalar(node, path)
         if id(node) in self._open:
@@ -212,6 +227,7 @@ class Reader:
                 self._problem(key_node, path, "a key must be a plain name, not a list or mapping")
                 continue
             key = str(key_node.value)  # the text as written: `on:` is the key "on", not true
+            self._add_text(key_node, key)
             sub = (*path, key)
             if key in result:
                 first = self.keys[sub][0]
@@ -224,6 +240,12 @@ class Reader:
             self.keys[sub] = _at(key_node)
             result[key] = self.data(value_node, sub, depth + 1)
         return result
+
+    def _add_text(self, node: yaml.Node, text: str) -> None:
+        self._text += text_size(text)
+        if self._text > MAX_TEXT:
+            message = f"more than {MAX_TEXT // (1024 * 1024)} MiB of text once aliases are expanded (do aliases repeat a long value?)"
+            raise YamlError(*_at(node), message)
 
     def _problem(self, node: yaml.Node, path: DataPath, message: str) -> None:
         self.problems.append(Problem(path, message, at_key=True, position=_at(node)))
@@ -267,6 +289,11 @@ def _lossy_number(path: DataPath, text: str, decimal: str) -> str:
 def _unsupported(tag: str) -> str:
     shown = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
     return f"unsupported YAML tag {shown}: a scenario holds text, numbers, lists and mappings"
+
+
+def text_size(text: str) -> int:
+    """The size of ``text`` in UTF-8 bytes (a lone surrogate counts 3)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def short(text: str) -> str:

@@ -20,6 +20,7 @@ import base64
 import enum
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -37,6 +38,10 @@ from emulator.transcripts.writer import WriteBehind
 
 DEFAULT_DB = Path(".botemu") / "transcripts.db"
 ENV_DB = "BOTEMU_DB"
+ENV_WRITE_BEHIND = "BOTEMU_WRITE_BEHIND"
+"""``BOTEMU_WRITE_BEHIND=0``: every store commits each event before ``append`` returns, even one
+opened with ``write_behind=True`` (so ``botemu serve`` commits a connector exchange before it
+answers it; docs/transcripts.md, "Durability")."""
 
 
 def default_db() -> Path:
@@ -64,12 +69,15 @@ CREATE TABLE calls (
     errors      INTEGER NOT NULL DEFAULT 0,
     warnings    INTEGER NOT NULL DEFAULT 0,
     passed      INTEGER,
-    last_seq    INTEGER NOT NULL DEFAULT 0
+    last_seq    INTEGER NOT NULL DEFAULT 0,
+    writer_pid  INTEGER,
+    writer_start TEXT
 );
 CREATE INDEX calls_by_started ON calls (started);
 CREATE INDEX calls_by_reason ON calls (end_reason, started);
 CREATE INDEX calls_by_kind ON calls (kind, started);
 CREATE INDEX calls_with_findings ON calls (started) WHERE errors + warnings > 0;
+CREATE INDEX calls_running ON calls (started) WHERE ended IS NULL;
 CREATE TABLE events (
     call_id     TEXT NOT NULL,
     seq         INTEGER NOT NULL,
@@ -90,11 +98,35 @@ CREATE TRIGGER findings_count AFTER INSERT ON events WHEN NEW.kind = 'finding' B
     WHERE id = NEW.call_id;
 END"""
 """Keeps a running call's finding counts current, inside the statement that appends one."""
+_WRITER_COLUMNS = (
+    "ALTER TABLE calls ADD COLUMN writer_pid INTEGER",
+    "ALTER TABLE calls ADD COLUMN writer_start TEXT",
+    "CREATE INDEX IF NOT EXISTS calls_running ON calls (started) WHERE ended IS NULL",
+)
+"""The migration of a schema-1 file written before calls recorded their writer (additive: an
+older botemu still reads and writes the file, and its calls have no writer)."""
 _APPEND_TRIES = 20
 _INSERT_CALL = (
-    "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started, writer_pid,"
+    " writer_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+INTERRUPTED = "interrupted"
+"""The end reason of a call whose writer process ended (killed, crashed) before finishing it."""
+_RUNNING_WITH_WRITER = (
+    "SELECT id, writer_pid, writer_start FROM calls"
+    " WHERE ended IS NULL AND writer_pid IS NOT NULL AND writer_start IS NOT NULL"
+)
+_INTERRUPT = """
+UPDATE calls SET end_reason = ?1,
+    ended = coalesce((SELECT max(wall) FROM events WHERE call_id = ?2), started),
+    errors = (SELECT count(*) FROM events WHERE call_id = ?2 AND kind = 'finding'
+              AND lower(json_extract(payload, '$.severity')) = 'error'),
+    warnings = (SELECT count(*) FROM events WHERE call_id = ?2 AND kind = 'finding'
+                AND lower(json_extract(payload, '$.severity')) = 'warning'),
+    vtime = (SELECT max(vtime) FROM events WHERE call_id = ?2)
+WHERE id = ?2 AND ended IS NULL AND writer_pid = ?3 AND writer_start = ?4
+"""
+"""A call whose writer is gone ends at its last event (its last sign of life), with no verdict."""
 _COUNT_WORKFLOW = "UPDATE calls SET workflows = workflows + 1 WHERE id = ?"
 _FINISH = """
 UPDATE calls SET ended = ?1, end_reason = ?2, passed = ?3,
@@ -219,7 +251,10 @@ class TranscriptStore:
         write_behind: bool = False,
     ) -> None:
         """``write_behind``: commit appends on a writer thread (``writer.py``): much faster
-        for a busy session, at the price of losing the last queued events to a ``kill -9``."""
+        for a busy session, at the price of losing the last queued events to a ``kill -9``.
+        ``$BOTEMU_WRITE_BEHIND=0`` turns it off for every store of the process."""
+        if os.environ.get(ENV_WRITE_BEHIND, "").strip() == "0":
+            write_behind = False
         self.path = Path(path)
         self._label = str(path)
         self._clock = clock
@@ -250,6 +285,8 @@ class TranscriptStore:
         except TranscriptError:
             self._conn.close()
             raise
+        self.interrupted = self._interrupt_orphans()
+        """The calls this open found running with their writer gone, now ``interrupted``."""
         if write_behind:
             self._writer = WriteBehind(self._commit_rows, name=f"transcripts {self._label}")
 
@@ -259,11 +296,15 @@ class TranscriptStore:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        if version == SCHEMA_VERSION:
+        if version == SCHEMA_VERSION and self._has_writer_columns():
             return  # nothing to create: a reader needs no write lock
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if self._check_identity() == 0:
+            version = self._check_identity()  # again, under the write lock
+            if version == SCHEMA_VERSION and not self._has_writer_columns():
+                for statement in _WRITER_COLUMNS:  # a file from before writers were recorded
+                    conn.execute(statement)
+            elif version == 0:
                 for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT
                     if statement.strip():
                         conn.execute(statement)
@@ -275,6 +316,38 @@ class TranscriptStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    def _has_writer_columns(self) -> bool:
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(calls)")}
+        return "writer_pid" in columns
+
+    def _interrupt_orphans(self) -> list[str]:
+        """End, as ``interrupted``, every running call whose writer process is gone (see
+        ``writer_gone``). A call with no writer recorded (written by an older botemu) is left
+        as it is. Best effort: a file this process cannot write (read-only, locked beyond the
+        time-out) is left for the next open."""
+        try:
+            rows = self._conn.execute(_RUNNING_WITH_WRITER).fetchall()
+            gone = [(i, pid, start) for i, pid, start in rows if writer_gone(pid, start)]
+            if not gone:
+                return []
+            done: list[str] = []
+            with self._write(flush=False) as conn:
+                for call_id, pid, start in gone:
+                    if conn.execute(_INTERRUPT, (INTERRUPTED, call_id, pid, start)).rowcount:
+                        last = self._last_seq(conn, call_id)
+                        text = _payload_text({
+                            "summary": f"interrupted: its writer (pid {pid}) ended without "
+                                       "finishing it (killed or crashed)",
+                            "reason": INTERRUPTED,
+                            "writer_pid": pid,
+                        }, EventKind.CALL_END)  # fmt: skip
+                        conn.execute(_INSERT_EVENT, (call_id, last + 1, None, self._clock(),
+                                                     str(EventKind.CALL_END), text, False, None))  # fmt: skip
+                        done.append(call_id)
+            return done
+        except (sqlite3.OperationalError, TranscriptError):
+            return []
 
     def _check_identity(self) -> int:
         """The schema version of the file: 0 for an empty file; raises if it is not ours."""
@@ -398,7 +471,8 @@ class TranscriptStore:
         new_id = call_id if call_id is not None else uuid.uuid4().hex
         if not new_id:
             raise TranscriptError("a call id cannot be empty", path=self._label)
-        row = (new_id, str(kind), bot, caller, chain_id, scenario, self._clock())
+        pid, start = writer_identity()
+        row = (new_id, str(kind), bot, caller, chain_id, scenario, self._clock(), pid, start)
         if self._writer is not None:
             with self._seq_lock:
                 if new_id in self._seqs:
@@ -600,6 +674,92 @@ class TranscriptStore:
                 item["blob_base64"] = base64.b64encode(blob).decode("ascii")
             events.append(item)
         return {"call": _summary(row).to_json(), "events": events}
+
+
+# --- who writes a call ---------------------------------------------------------------------------
+
+_PROC = Path("/proc")
+_identities: dict[int, tuple[int, str]] = {}
+
+
+def writer_identity() -> tuple[int, str]:
+    """This process as a call's writer: its pid and a start id that a recycled pid does not
+    repeat. On Linux ``linux/BOOT_ID/PID_NAMESPACE/START_TIME`` (the start time in clock ticks
+    since boot, field 22 of ``/proc/PID/stat``), which another process can check; elsewhere
+    ``host/HOSTNAME/RUN_ID`` (a random run id), checked by the pid alone."""
+    pid = os.getpid()  # per pid: a forked child is another writer
+    known = _identities.get(pid)
+    if known is None:
+        host = _linux_host()
+        started = _start_time(pid)
+        if host is not None and started is not None:
+            start = f"linux/{host[0]}/{host[1]}/{started}"
+        else:
+            start = f"host/{socket.gethostname()}/{uuid.uuid4().hex}"
+        known = _identities[pid] = (pid, start)
+    return known
+
+
+def writer_gone(pid: int, start: str) -> bool:
+    """True only when the writer ``(pid, start)`` has certainly ended:
+
+    - Linux, same boot and pid namespace: no process ``pid``, a zombie, or one that started at
+      another time (the pid was recycled);
+    - Linux, another boot id: that boot is over (SQLite's WAL works on one host only, so the
+      writer was on this machine);
+    - elsewhere, same host name: no process ``pid``.
+
+    Anything else (another pid namespace, such as a container sharing the file; another host
+    name; a start id this botemu does not know) cannot be told, and counts as alive."""
+    kind, _, rest = start.partition("/")
+    if kind == "linux":
+        boot, _, rest = rest.partition("/")
+        namespace, _, started = rest.rpartition("/")
+        host = _linux_host()
+        if host is None:
+            return False
+        if boot != host[0]:
+            return True
+        if namespace != host[1]:
+            return False
+        stat = _stat(pid)
+        return stat is None or stat[0] in ("Z", "X") or stat[19] != started
+    if kind == "host":
+        name = rest.partition("/")[0]
+        if name != socket.gethostname():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # it exists (another user's)
+            return False
+    return False
+
+
+def _linux_host() -> tuple[str, str] | None:
+    """(boot id, pid namespace) of this process, or None off Linux."""
+    try:
+        boot = (_PROC / "sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink(_PROC / "self/ns/pid")
+    except OSError:
+        return None
+    return (boot, namespace) if boot and "/" not in boot + namespace else None
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3, the state, first)."""
+    try:
+        text = (_PROC / str(pid) / "stat").read_text()
+    except (OSError, ValueError):
+        return None
+    fields = text[text.rfind(")") + 1 :].split()
+    return fields if len(fields) > 19 else None
+
+
+def _start_time(pid: int) -> str | None:
+    stat = _stat(pid)
+    return None if stat is None else stat[19]
 
 
 # --- helpers -----------------------------------------------------------------------------------

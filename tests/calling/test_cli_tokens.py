@@ -31,6 +31,8 @@ APP_ID = "5a1d8c2e-3f4b-4e6a-9c7d-1b2e3f4a5b6c"
 class Setup:
     emulator: str
     bot_url: str
+    certs: str
+    """The botemu's certificates directory: its control secret (``--certs``)."""
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                 time.sleep(0.05)
         else:
             pytest.fail("the reference bot did not start")
-        yield Setup(server.url, bot_url)
+        yield Setup(server.url, bot_url, str(config.certs_dir))
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -72,7 +74,7 @@ def test_call_with_no_app_id_takes_the_registered_bots(
     setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "t.db"
-    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator,
+    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator, "--certs", setup.certs,
                  "--caller", "press 1; press 1234#", "--db", str(db)])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.out
@@ -100,7 +102,7 @@ def test_a_call_without_a_token_is_refused_and_says_why(
 def test_a_token_for_another_app_id_is_refused(
     setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator, "--app-id",
+    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator, "--certs", setup.certs, "--app-id",
                  "someone-else", "--caller", "hangup", "--db", str(tmp_path / "t.db")])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 1
@@ -119,7 +121,7 @@ def test_a_scenarios_faults_and_platform_settings_apply_to_botemu_call(
         encoding="utf-8",
     )
     db = tmp_path / "t.db"
-    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator,
+    code = main(["call", "--bot", setup.bot_url, "--emulator", setup.emulator, "--certs", setup.certs,
                  "--scenario", str(scenario), "--db", str(db), "--json"])  # fmt: skip
     transcript = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -134,7 +136,7 @@ def test_botemu_test_sends_the_token(
     setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["test", str(SCENARIOS / "main-menu.yaml"), str(SCENARIOS / "voicemail.yaml"),
-                 "--bot", setup.bot_url, "--emulator", setup.emulator, "--app-id", APP_ID,
+                 "--bot", setup.bot_url, "--emulator", setup.emulator, "--certs", setup.certs, "--app-id", APP_ID,
                  "--db", str(tmp_path / "t.db")])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out

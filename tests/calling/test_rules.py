@@ -652,6 +652,21 @@ RULE_CASES = [
         "$.actions[0].acceptModalityTypes[1]",
         id="WF-ANSWER-MODALITIES-audio-twice",
     ),
+    # Bounds on the work of one Workflow (docs/calling-http.md, "Limits")
+    pytest.param(
+        workflow(*["playPrompt"] * 51),
+        LATER,
+        "WF-ACTIONS-LIMIT",
+        "$.actions",
+        id="WF-ACTIONS-LIMIT-51-prompts",
+    ),
+    pytest.param(
+        patched(LATER_GOODBYE, "$.actions[0].prompts", [{"value": f"p{i}"} for i in range(101)]),
+        LATER,
+        "WF-PROMPTS-LIMIT",
+        "$.actions[0].prompts[100]",
+        id="WF-PROMPTS-LIMIT-101-prompts",
+    ),
     # Further cases of rules already covered, kept in the table for their bugs.
     pytest.param(
         patched(LATER_RECORD, "$.actions[0].stopTones", "123456"),

@@ -27,6 +27,7 @@ from emulator.calling.tokens import (
 )
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.errors import BotemuError
+from emulator.guard import SECRET_HEADER, control_headers, write_secret
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, validate
@@ -122,7 +123,10 @@ async def test_remote_tokens_come_from_the_running_botemu_and_are_cached(
             http.post(
                 served.make_url(request.path),
                 data=await request.read(),
-                headers={"Content-Type": "application/json"},
+                headers={
+                    "Content-Type": "application/json",
+                    SECRET_HEADER: request.headers.get(SECRET_HEADER, ""),
+                },
             ) as answer,
         ):
             return web.Response(status=answer.status, body=await answer.read(),
@@ -131,7 +135,7 @@ async def test_remote_tokens_come_from_the_running_botemu_and_are_cached(
     proxy.router.add_post("/_botemu/calling/token", forward)
     front = await aiohttp_server(proxy)
     clock = Clock(time.time())
-    source = RemoteTokens(str(front.make_url("")), APP_ID, clock=clock)
+    source = RemoteTokens(str(front.make_url("")), APP_ID, clock=clock, certs=tmp_path / "certs")
     async with aiohttp.ClientSession() as http:
         token = await source.token(http)
         assert await source.token(http) == token
@@ -143,10 +147,11 @@ async def test_remote_tokens_come_from_the_running_botemu_and_are_cached(
 
 
 async def test_remote_tokens_from_a_botemu_that_stopped_answering(
-    aiohttp_server: ServerFactory,
+    aiohttp_server: ServerFactory, tmp_path: Path
 ) -> None:
     down = await aiohttp_server(web.Application())  # answers 404 to the control route
-    source = RemoteTokens(str(down.make_url("")), APP_ID)
+    write_secret(tmp_path, "its-secret")
+    source = RemoteTokens(str(down.make_url("")), APP_ID, certs=tmp_path)
     async with aiohttp.ClientSession() as http:
         with pytest.raises(TokenUnavailable, match="HTTP 404"):
             await source.token(http)
@@ -159,7 +164,8 @@ async def test_the_control_route_refuses_a_missing_or_oversized_app_id(
     served = await aiohttp_server(make_app(config, TranscriptStore(tmp_path / "s.db")))
     async with aiohttp.ClientSession() as http:
         for body in ({}, {"app_id": ""}, {"app_id": 7}, {"app_id": "x" * 257}):
-            async with http.post(served.make_url("/_botemu/calling/token"), json=body) as r:
+            async with http.post(served.make_url("/_botemu/calling/token"), json=body,
+                                 headers=control_headers(tmp_path)) as r:  # fmt: skip
                 assert r.status == 400, body
 
 

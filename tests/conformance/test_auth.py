@@ -26,6 +26,7 @@ from emulator.conformance.auth import CASES, NO_ENDORSEMENTS, RULES, TokenFactor
 from emulator.conformance.tls import ProbeError
 from emulator.connector.sender import TokenKind
 from emulator.findings import Finding, Severity
+from emulator.guard import control_headers
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
 from tests.bots.weak_bots import WeakSettings, make_weak_bot
@@ -80,7 +81,9 @@ class Servers(LoopbackServers):
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+async def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Servers]:
+    # The CLI finds the botemu's control secret in ./certs: run it where the botemu's are.
+    monkeypatch.chdir(tmp_path)
     s = Servers(tmp_path)
     try:
         yield s
@@ -123,7 +126,11 @@ def bot_url(config: ServiceConfig) -> str:
 async def post_probe(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession() as http,
-        http.post(f"{config.base_url}/_botemu/probe/auth", json=body) as response,
+        http.post(
+            f"{config.base_url}/_botemu/probe/auth",
+            json=body,
+            headers=control_headers(config.certs_dir),
+        ) as response,
     ):
         text = await response.text()
         return response.status, json.loads(text) if response.status == 200 else text
@@ -693,7 +700,7 @@ async def test_cli_as_a_subprocess(servers: Servers) -> None:
     config = await servers.bot(weak_app(None))
     argv = ["probe", "auth", "--bot", bot_url(config), "--emulator", config.base_url, "--json"]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "emulator", *argv,
+        sys.executable, "-m", "emulator", *argv, "--certs", str(config.certs_dir),
         cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(), 60)

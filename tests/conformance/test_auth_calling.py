@@ -37,6 +37,7 @@ from emulator.conformance.auth_calling import (
 )
 from emulator.conformance.tls import ProbeError
 from emulator.findings import Finding, Severity
+from emulator.guard import control_headers
 from emulator.identity.bearer import TokenKind
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
@@ -92,7 +93,9 @@ def settings(config: ServiceConfig) -> CallingSettings:
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+async def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Servers]:
+    # The CLI finds the botemu's control secret in ./certs: run it where the botemu's are.
+    monkeypatch.chdir(tmp_path)
     s = Servers(tmp_path)
     try:
         yield s
@@ -103,7 +106,11 @@ async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
 async def post_probe(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession() as http,
-        http.post(f"{config.base_url}/_botemu/probe/auth", json=body) as response,
+        http.post(
+            f"{config.base_url}/_botemu/probe/auth",
+            json=body,
+            headers=control_headers(config.certs_dir),
+        ) as response,
     ):
         text = await response.text()
         return response.status, json.loads(text) if response.status == 200 else text
@@ -621,7 +628,7 @@ async def test_cli_as_a_subprocess(servers: Servers) -> None:
     config, _, url = await servers.bot(None)
     argv = ["probe", "auth", "--calling", "--bot", url, "--emulator", config.base_url, "--json"]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "emulator", *argv,
+        sys.executable, "-m", "emulator", *argv, "--certs", str(config.certs_dir),
         cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(), 60)
@@ -659,7 +666,8 @@ async def test_cli_starts_a_botemu_when_none_answers(
         pytest.param(["--bot", "{bot}", "--emulator", "{running}", "--app-id", APP],
                      "cannot connect", id="bot-unreachable"),
         pytest.param(["--bot", "https://127.0.0.1:1/", "--emulator", "{running}", "--app-id", APP,
-                      "--certs", "{missing}"], "no such directory", id="no-certs"),
+                      "--certs", "{missing}"], "missing/control-secret: no control secret",
+                     id="no-certs"),  # the botemu's directory: its secret, the client certificate
     ],
 )  # fmt: skip
 async def test_cli_usage_errors_exit_2_with_one_line(

@@ -21,7 +21,7 @@ from emulator.connector.sender import TokenKind
 from emulator.service import EMULATOR, make_app
 from emulator.service_cli import service_config
 from emulator.transcripts.store import EventKind, TranscriptStore
-from tests.support import free_port
+from tests.support import control_headers, free_port
 
 CREDENTIALED = "11111111-2222-3333-4444-555555555555"
 
@@ -80,7 +80,10 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         BotRegistration(CREDENTIALED, "s3cret", None),
     ))  # fmt: skip
     store = TranscriptStore(tmp_path / "t.db")
-    emulator = TestClient(TestServer(make_app(config, store), host="127.0.0.1", port=port))
+    app = make_app(config, store)
+    emulator = TestClient(
+        TestServer(app, host="127.0.0.1", port=port), headers=control_headers(app)
+    )  # the control API's secret
     await emulator.start_server()
     try:
         yield World(emulator, bot, store)
@@ -146,7 +149,8 @@ async def test_no_token_creates_a_conversation_for_the_one_anonymous_bot(world: 
 async def test_no_token_is_refused_when_no_bot_is_anonymous(tmp_path: Path) -> None:
     config = ServiceConfig(certs_dir=tmp_path, bots=(BotRegistration(CREDENTIALED, "pw", None),))
     store = TranscriptStore(tmp_path / "t.db")
-    async with TestClient(TestServer(make_app(config, store))) as client:
+    app = make_app(config, store)
+    async with TestClient(TestServer(app), headers=control_headers(app)) as client:
         assert (
             await client.post("/v3/conversations", json={"members": [{"id": "u"}]})
         ).status == 401

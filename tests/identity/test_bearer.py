@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from emulator.config import BotRegistration, Profile, ServiceConfig
+from emulator.guard import control_headers
 from emulator.identity.bearer import BotTokens, TokenKind
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, validate
@@ -97,7 +98,11 @@ async def chat(tmp_path: Path) -> AsyncIterator[tuple[ServiceConfig, Bot]]:
 async def post_chat(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, str]:
     async with (
         aiohttp.ClientSession() as http,
-        http.post(f"{config.base_url}/_botemu/chat", json={"app_id": APP, **body}) as response,
+        http.post(
+            f"{config.base_url}/_botemu/chat",
+            json={"app_id": APP, **body},
+            headers=control_headers(config.certs_dir),
+        ) as response,
     ):
         return response.status, await response.text()
 

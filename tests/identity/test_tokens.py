@@ -338,3 +338,38 @@ def test_a_remembered_token_is_still_checked_against_the_clock_and_the_key_docum
     with pytest.raises(TokenError) as gone:
         validate(token, store, expect, now=clock[0], verified=verified)
     assert gone.value.reason == "unknown-kid"
+
+
+# --- ver "3.0": the auth profile is not a token version (spec, Versioning) ---------------------
+
+
+@pytest.mark.parametrize("profile", ["v3.0", "v3.1"])
+@pytest.mark.parametrize("ver", ["3.0", "3.1", 1.0])
+def test_a_ver_3_0_token_is_refused_in_either_profile(
+    stores: Stores, profile: str, ver: JSON
+) -> None:
+    """``ver`` names the token format (1.0 or 2.0), never the profile: a token of either
+    profile that says ``ver: "3.0"`` (or any other value) is refused, by ``validate`` with or
+    without an expected app id, and by the connector's verifier (401, reason ``claims``)."""
+    from emulator.config import Profile, default_placeholders
+    from emulator.connector.auth import app_id_of, identity_verifier
+    from emulator.connector.errors import ConnectorError
+
+    p = default_placeholders("http://127.0.0.1:9070", Profile(profile))
+    claims: dict[str, JSON] = {"iss": p.emulator_issuer, "aud": p.connector_audience,
+                               "appid": APP, "azp": APP, "ver": ver}  # fmt: skip
+    token = mint(stores.ours, claims, now=NOW)
+    for appid in (APP, None):
+        expect = Expectation((p.emulator_issuer,), (p.connector_audience,), appid=appid)
+        with pytest.raises(TokenError) as caught:
+            validate(token, stores.ours, expect, now=NOW)
+        assert caught.value.reason == "claims"
+        assert "expected 1.0 or 2.0" in caught.value.message
+    assert app_id_of(claims) is None
+    verify = identity_verifier(stores.ours, p, registered=lambda _: True, clock=lambda: NOW)
+    with pytest.raises(ConnectorError) as refused:
+        verify(f"Bearer {token}")
+    assert refused.value.status == 401 and getattr(refused.value, "reason", None) == "claims"
+    for good in ("1.0", "2.0"):  # the same token with a real version passes in this profile
+        ok = mint(stores.ours, claims | {"ver": good}, now=NOW)
+        assert verify(f"Bearer {ok}") == APP

@@ -33,6 +33,7 @@ from emulator.calling.caller import CallerScript
 from emulator.calling.delivery import RetryPolicy
 from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.config import BotRegistration, ServiceConfig
+from emulator.guard import control_headers
 from emulator.service import make_app
 from emulator.transcripts.store import TranscriptStore
 from tests.support import free_port, load_module
@@ -179,7 +180,7 @@ class LiveBotemu:
         request = urllib.request.Request(
             self.url("/_botemu/chat"),
             data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
+            headers=control_headers(self.config.certs_dir),  # the secret, and JSON
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             answer: dict[str, Any] = json.load(response)

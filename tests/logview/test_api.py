@@ -729,3 +729,41 @@ async def test_logview_serves_an_existing_database(
             assert page.status == 200 and page.headers["Content-Security-Policy"] == CSP
         async with http.get(f"{url}_logview/api/calls") as listing:
             assert [c["id"] for c in (await listing.json())["calls"]] == [cid]
+
+
+# --- a call whose writer is gone ----------------------------------------------------------------
+
+
+async def test_an_interrupted_call_shows_as_interrupted(
+    aiohttp_client: ClientFactory, tmp_path: Path
+) -> None:
+    """A call left running by a writer that is gone is ``interrupted`` when the log view opens
+    the file: in the list and in the call's page (the API), and the page renders that state
+    apart from a running call (list.js and callpage.js give it its own class)."""
+    from emulator.transcripts.store import writer_identity
+
+    path = tmp_path / "t.db"
+    with TranscriptStore(path) as writer:
+        cid = writer.start(bot=BOT)
+        writer.append(cid, EventKind.NOTE, {"summary": "then the writer was killed"}, vtime=1.5)
+    dead = await asyncio.create_subprocess_exec("true")
+    await dead.wait()
+    conn = sqlite3.connect(path)
+    with conn:
+        _, start = writer_identity()
+        gone = f"host/{socket.gethostname()}/run" if not start.startswith("linux/") else start
+        conn.execute("UPDATE calls SET writer_pid = ?, writer_start = ? WHERE id = ?",
+                     (dead.pid, gone, cid))  # fmt: skip
+    conn.close()
+    with open_store(path) as store:
+        client = await aiohttp_client(standalone_app(store, interval=0.02))
+        page = await get_json(client, f"{API}/calls")
+        assert [(c["id"], c["end_reason"]) for c in page["calls"]] == [(cid, "interrupted")]
+        detail = await get_json(client, f"{API}/calls/{cid}")
+        assert detail["call"]["end_reason"] == "interrupted"
+        assert detail["events"][-1]["kind"] == "call.end"
+    for module in ("list.js", "callpage.js"):
+        code = (STATIC / module).read_text(encoding="utf-8")
+        assert "'interrupted'" in code, module
+    css = (STATIC / "style.css").read_text(encoding="utf-8")
+    assert "tr.interrupted" in css and "dd.interrupted" in css

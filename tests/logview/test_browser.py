@@ -336,3 +336,38 @@ def test_timeline_screenshot(live: LiveBotemu, tab: Tab, tmp_path: Path) -> None
     if os.environ.get("BOTEMU_SCREENSHOT") == "1" or not SCREENSHOT.exists():
         shutil.copyfile(picture, SCREENSHOT)
     assert not tab.errors
+
+
+# --- a call whose writer is gone ------------------------------------------------------------------
+
+
+def test_an_interrupted_call_shows_as_interrupted_in_the_list_and_its_page(
+    live: LiveBotemu, tab: Tab
+) -> None:
+    """A call left running by a writer that was killed, once a store open has marked it
+    ``interrupted``: its row says so in its own style (not the running dot), and so does the
+    ``ended`` fact of its page."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from emulator.transcripts.store import EventKind, TranscriptStore
+
+    cid = live.store.start(bot="http://interrupted.example/api/calls")
+    live.store.append(cid, EventKind.NOTE, {"summary": "then its writer was killed"}, vtime=0.5)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    conn = sqlite3.connect(live.store.path)
+    with conn:
+        conn.execute("UPDATE calls SET writer_pid = ? WHERE id = ?", (int(dead.stdout), cid))
+    conn.close()
+    with TranscriptStore(live.store.path) as reopened:
+        assert reopened.interrupted == [cid]
+    page = open_list(tab)
+    row = page.locator(f'tr.call[data-id="{cid}"]')
+    expect(row).to_have_class(re.compile(r"\binterrupted\b"))
+    expect(row).not_to_have_class(re.compile(r"\brunning\b"))
+    expect(row.locator("td.ended")).to_have_text("interrupted")
+    open_call(tab, cid)
+    expect(page.locator(".facts dd.interrupted")).to_have_text("interrupted")
+    assert not tab.errors

@@ -26,6 +26,7 @@ from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.findings import Finding, Severity
+from emulator.guard import control_headers
 from emulator.manifest.check import DEFAULT_CONSUMER, RULES
 from emulator.manifest.check_cli import add_check_parser
 from emulator.manifest.validate import load_manifest, position_of
@@ -87,7 +88,11 @@ async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
 async def post_check(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession() as http,
-        http.post(f"{config.base_url}/_botemu/manifest/check", json=body) as response,
+        http.post(
+            f"{config.base_url}/_botemu/manifest/check",
+            json=body,
+            headers=control_headers(config.certs_dir),
+        ) as response,
     ):
         text = await response.text()
         return response.status, json.loads(text) if response.status == 200 else text
@@ -363,7 +368,7 @@ async def test_cli_starts_a_botemu_and_the_example_skill_passes(
     port = free_port()
     url = await servers.serve(skill.make_app(settings(config, ("*",))), port) + "/api/messages"
     argv = [str(MANIFEST), "--skill-url", url, "--app-password", PASSWORD,
-            "--emulator", config.base_url, "--wait", "2"]  # fmt: skip
+            "--emulator", config.base_url, "--certs", str(config.certs_dir), "--wait", "2"]  # fmt: skip
     code, out, err = await cli(argv, capsys)
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -384,7 +389,16 @@ async def test_cli_json_reports_the_broken_skill_and_exits_1(
     capsys: pytest.CaptureFixture[str], servers: Servers
 ) -> None:
     config, url = await servers.skill(lambda c: make_broken_skill(settings(c, ("*",))))
-    argv = [str(MANIFEST), "--skill-url", url, "--emulator", config.base_url, "--json"]
+    argv = [
+        str(MANIFEST),
+        "--skill-url",
+        url,
+        "--emulator",
+        config.base_url,
+        "--certs",
+        str(config.certs_dir),
+        "--json",
+    ]
     code, out, err = await cli(argv, capsys)
     assert (code, err) == (1, "")
     report = json.loads(out)
@@ -401,7 +415,15 @@ async def test_cli_human_output_shows_the_failure_inline(
     capsys: pytest.CaptureFixture[str], servers: Servers
 ) -> None:
     config, url = await servers.skill(lambda c: make_broken_skill(settings(c, ("*",))))
-    argv = [str(MANIFEST), "--skill-url", url, "--emulator", config.base_url]
+    argv = [
+        str(MANIFEST),
+        "--skill-url",
+        url,
+        "--emulator",
+        config.base_url,
+        "--certs",
+        str(config.certs_dir),
+    ]
     code, out, _ = await cli(argv, capsys)
     assert code == 1
     lines = out.splitlines()
@@ -424,10 +446,12 @@ async def test_cli_usage_errors_exit_2(
     config = await servers.emulator()  # running, but the skill is not registered there
     code, _, err = await cli([str(tmp_path / "missing.json")], capsys)
     assert code == 2 and err.startswith("botemu manifest check: ")
-    code, _, err = await cli([str(MANIFEST), "--emulator", config.base_url], capsys)
+    code, _, err = await cli(
+        [str(MANIFEST), "--emulator", config.base_url, "--certs", str(config.certs_dir)], capsys
+    )
     assert code == 2
     assert f"the skill's platformAppId {SKILL} is not registered with this botemu" in err
-    code, _, err = await cli([str(MANIFEST), "--endpoint", "nope", "--emulator", config.base_url],
+    code, _, err = await cli([str(MANIFEST), "--endpoint", "nope", "--emulator", config.base_url, "--certs", str(config.certs_dir)],
                              capsys)  # fmt: skip
     assert (code, err.strip()) == (
         2, "botemu manifest check: the manifest has no endpoint named 'nope' (it has: default)"
@@ -490,7 +514,10 @@ async def test_cli_culture_names_are_warnings_and_the_skill_is_checked(
 ) -> None:
     config, url = await servers.skill(lambda c: skill.make_app(settings(c, ("*",))))
     path = with_culture_warnings(tmp_path, url)
-    code, out, err = await cli([str(path), "--emulator", config.base_url, "--json"], capsys)
+    code, out, err = await cli(
+        [str(path), "--emulator", config.base_url, "--certs", str(config.certs_dir), "--json"],
+        capsys,
+    )
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert (report["valid"], report["passed"], report["errors"]) == (True, True, 0)

@@ -515,7 +515,11 @@ async def test_a_probe_through_a_running_botemu(tmp_path: Path, shared: bool) ->
     (probe,) = [s for s in SUITE if s.probe == "auth"]
     try:
         async with serving(config, served):
-            target = Target(messaging_bot=bot, emulator=config.base_url)  # app id looked up
+            target = Target(
+                messaging_bot=bot,
+                emulator=config.base_url,  # app id looked up
+                control_certs=config.certs_dir,
+            )
             async with Runner(target, mine) as runner:
                 result = await runner.run(probe)
     finally:

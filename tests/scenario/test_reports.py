@@ -19,6 +19,7 @@ from emulator.scenario.reports import (
     Entry,
     Paint,
     RunReport,
+    SkippedResult,
     excerpt,
     json_report,
     junit_xml,
@@ -94,6 +95,13 @@ def failed(name: str = "menu greets", **kw: object) -> Entry:
     return Entry(result, seed=22)
 
 
+NO_MESSAGING = "needs a messaging bot: give --messaging-bot URL (or messaging_bot: in --config)"
+
+
+def skipped(name: str = "echo", **kw: object) -> Entry:
+    return Entry(SkippedResult(scenario(name, **kw), NO_MESSAGING), seed=44)
+
+
 def errored(name: str = "voicemail", **kw: object) -> Entry:
     result = Result(scenario(name, **kw), passed=False, duration=0.01,
                     error="the bot did not answer: connection refused")  # fmt: skip
@@ -145,6 +153,7 @@ def test_exit_code_is_0_only_when_every_scenario_passed() -> None:
     assert run_of(passed(), failed()).exit_code == 1
     assert run_of(passed(), errored()).exit_code == 1
     assert run_of().exit_code == 1  # nothing ran: never a pass
+    assert run_of(skipped(), skipped("b")).exit_code == 2  # nothing could run
 
 
 def test_a_failure_shows_expected_actual_rule_source_and_the_transcript_around_it() -> None:
@@ -304,7 +313,7 @@ def test_json_report_structure() -> None:
         "version": 1, "seed": 1234, "started": "2023-11-14T22:13:20Z", "jobs": 4, "exit_code": 1,
     }  # fmt: skip
     assert document["summary"] == {
-        "tests": 4, "passed": 2, "failed": 1, "errors": 1, "deselected": 2
+        "tests": 4, "passed": 2, "failed": 1, "errors": 1, "skipped": 0, "deselected": 2
     }  # fmt: skip
     scenarios = document["scenarios"]
     assert isinstance(scenarios, list)
@@ -323,6 +332,7 @@ def test_json_report_structure() -> None:
         "duration": 0.25,
         "vtime": 12.5,
         "error": None,
+        "skipped": None,
         "failures": [WRONG_PROMPT.to_json() | {"source": "the scenario's expect"}],
         "findings": [WRONG_PROMPT.to_json() | {"source": "the scenario's expect"}],
         "transcripts": ["0123456789abcdef-call"],
@@ -332,4 +342,46 @@ def test_json_report_structure() -> None:
     assert isinstance(chat, dict)
     assert (chat["id"], chat["kind"], chat["tags"], chat["variables"]) == (
         "echo[lang=en]", "conversation", ["smoke"], {"lang": "en"}
+    )  # fmt: skip
+
+
+# --- skipped scenarios ---------------------------------------------------------------------------
+
+
+def test_a_skipped_scenario_is_reported_with_its_reason_and_counts_neither_way() -> None:
+    """A scenario the run has no target for: SKIP with the reason as it finishes, a skipped
+    column and one line per reason in the summary, ``<skipped message=...>`` in JUnit (valid
+    against the schema), ``skipped`` in JSON; the exit code is the verdict on what ran."""
+    chat = skipped(file="scenarios/chat.yaml")
+    report = run_of(passed(), chat, skipped("echo 2", file="scenarios/chat.yaml"))
+    assert status_of(chat.result) == "skipped" == chat.status
+    assert progress_line(chat) == f"SKIP  echo  (0.00 s)  {NO_MESSAGING}"
+    assert report.exit_code == 0
+    assert run_of(failed(), chat).exit_code == 1
+    text = summary(report)
+    lines = text.splitlines()
+    assert lines[0].split() == ["file", "tests", "passed", "failed", "errors", "skipped", "time"]
+    assert lines[-5].split()[:6] == ["total", "3", "1", "0", "0", "2"]
+    assert f"skipped 2 scenarios: {NO_MESSAGING}" in lines
+    assert "PASSED: 1 passed, 2 skipped in 0.50 s" in text
+    assert "skipped" not in summary(run_of(passed())).splitlines()[0]  # no column without skips
+    assert render_failures([chat.result, passed().result], lookup) == ""
+
+    xml = junit_xml(report, lookup)
+    SCHEMA.validate(ET.fromstring(xml))
+    root = ET.fromstring(xml)
+    assert root.get("skipped") == "2"
+    suite = root.findall("testsuite")[1]
+    assert (suite.get("name"), suite.get("tests"), suite.get("skipped")) == (
+        "scenarios/chat.yaml", "2", "2"
+    )  # fmt: skip
+    marks = [case.find("skipped") for case in suite.iter("testcase")]
+    assert [m.get("message") for m in marks if m is not None] == [NO_MESSAGING] * 2
+
+    document = json_report(report, lookup)
+    assert document["exit_code"] == 0
+    assert document["summary"]["skipped"] == 2  # type: ignore[index, call-overload]
+    entry = document["scenarios"][1]  # type: ignore[index]
+    assert (entry["status"], entry["skipped"], entry["error"]) == (  # type: ignore[index, call-overload]
+        "skipped", NO_MESSAGING, None
     )  # fmt: skip

@@ -629,7 +629,11 @@ async def test_a_conversation_through_a_running_botemu(tmp_path: Path, shared: b
     await web.TCPSite(echo_app, "127.0.0.1", bot_port).start()
     try:
         async with serving(config, served):
-            target = Target(messaging_bot=bot, emulator=config.base_url)  # app id looked up
+            target = Target(
+                messaging_bot=bot,
+                emulator=config.base_url,  # app id looked up
+                control_certs=config.certs_dir,
+            )
             async with Runner(target, mine) as runner:
                 result = await runner.run(
                     chat(
@@ -657,7 +661,9 @@ async def test_a_running_botemu_registers_an_unknown_bot_as_anonymous(tmp_path: 
     with TranscriptStore(tmp_path / "t.db") as store:
         async with serving(config, store):
             target = Target(
-                messaging_bot="http://127.0.0.1:1/api/messages", emulator=config.base_url
+                messaging_bot="http://127.0.0.1:1/api/messages",
+                emulator=config.base_url,
+                control_certs=config.certs_dir,
             )
             async with Runner(target, store) as runner:
                 result = await runner.run(chat(HELLO))

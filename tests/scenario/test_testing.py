@@ -531,7 +531,7 @@ def test_junit_and_json_files(botemu_test: Any, tmp_path: Path) -> None:
                      "greeting[lang=fr]"]  # fmt: skip
     document = json.loads(report.read_text())
     assert document["summary"] == {"tests": 5, "passed": 3, "failed": 1, "errors": 1,
-                                   "deselected": 0}  # fmt: skip
+                                   "skipped": 0, "deselected": 0}  # fmt: skip
     assert document["exit_code"] == 1 and document["seed"] == 1
 
 
@@ -725,3 +725,96 @@ def test_as_a_process_zero_selected_is_exit_2_with_one_line(tmp_path: Path) -> N
         "botemu test: no scenarios selected: 1 scenario found, none matches -k 'two'\n"
     )
     assert done.stdout == ""
+
+
+# --- a run with one kind of bot -----------------------------------------------------------------
+
+
+def probe(name: str, which: str, file: str = "probes.yaml") -> Scenario:
+    return Scenario(name=name, probe=which, path=Path(file), line=2)  # type: ignore[arg-type]
+
+
+MIXED = [MENU, chat("echo"), probe("tokens", "auth"), probe("calling tokens", "auth-calling"),
+         VOICEMAIL]  # fmt: skip
+NO_MESSAGING = "needs a messaging bot: give --messaging-bot URL (or messaging_bot: in --config)"
+NO_CALLING = "needs a calling bot: give --bot URL (or bot: in --config)"
+
+
+def test_scenarios_whose_bot_is_missing_are_skipped_and_the_rest_run(
+    botemu_test: Any, tmp_path: Path
+) -> None:
+    """A calling bot alone: the conversation and ``probe: auth`` are skipped with the reason
+    (progress, summary, JUnit ``<skipped message=...>``, JSON), the calls and ``probe:
+    auth-calling`` run, and the exit code counts only what ran."""
+    fake = Fake(scenarios=list(MIXED))
+    junit, report = tmp_path / "junit.xml", tmp_path / "report.json"
+    ran = botemu_test(fake, *BOT, "--junit", str(junit), "--json", str(report))
+    assert ran.code == 0, ran.err + ran.out
+    assert fake.started == ["main menu", "calling tokens", "voicemail"]
+    skips = [ln for ln in ran.lines if ln.startswith("SKIP ")]
+    assert skips == [f"SKIP  echo  (0.00 s)  {NO_MESSAGING}",
+                     f"SKIP  tokens  (0.00 s)  {NO_MESSAGING}"]  # fmt: skip
+    assert f"skipped 2 scenarios: {NO_MESSAGING}" in ran.lines
+    assert any(ln.startswith("PASSED: 3 passed, 2 skipped") for ln in ran.lines)
+    SCHEMA.validate(str(junit))
+    root = ET.parse(junit).getroot()
+    assert (root.get("tests"), root.get("skipped")) == ("5", "2")
+    skipped = {c.get("name"): c.find("skipped") for c in root.iter("testcase")}
+    assert {n: s.get("message") for n, s in skipped.items() if s is not None} == {
+        "echo": NO_MESSAGING, "tokens": NO_MESSAGING
+    }  # fmt: skip
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert document["exit_code"] == 0 and document["summary"]["skipped"] == 2
+    assert [(s["id"], s["status"], s["skipped"]) for s in document["scenarios"]] == [
+        ("main menu", "passed", None),
+        ("echo", "skipped", NO_MESSAGING),
+        ("tokens", "skipped", NO_MESSAGING),
+        ("calling tokens", "passed", None),
+        ("voicemail", "passed", None),
+    ]
+
+    # What ran decides: a failing call fails the run, skips or not.
+    failing = Fake(scenarios=list(MIXED), outcomes={"voicemail": "fail"})
+    assert botemu_test(failing, *BOT).code == 1
+    # A messaging bot alone: the calls and probe: auth-calling are skipped.
+    chatty = Fake(scenarios=list(MIXED))
+    ran = botemu_test(chatty, "--messaging-bot", "http://h:1")
+    assert ran.code == 0, ran.err
+    assert chatty.started == ["echo", "tokens"]
+    reasons = [ln.rsplit("  ", 1)[-1] for ln in ran.lines if ln.startswith("SKIP ")]
+    assert reasons == [NO_CALLING] * 3
+
+
+def test_scenarios_whose_bot_is_missing_leave_nothing_to_run_is_exit_2(botemu_test: Any) -> None:
+    """When no selected scenario has its bot, nothing runs and it is a usage error, as before."""
+    fake = Fake(scenarios=[chat("echo"), probe("tokens", "auth")])
+    ran = botemu_test(fake, *BOT)
+    assert ran.code == 2 and fake.started == []
+    assert ran.err.startswith("botemu test: 2 selected scenarios are conversations: give "
+                              "--messaging-bot URL")  # fmt: skip
+    calls = Fake(scenarios=[MENU, probe("calling tokens", "auth-calling")])
+    ran = botemu_test(calls, "--messaging-bot", "http://h:1")
+    assert (ran.code, ran.err) == (
+        2, "botemu test: 2 selected scenarios are calls: give --bot URL (or bot: in --config)\n"
+    )  # fmt: skip
+    assert botemu_test(Fake(scenarios=[chat("echo")])).code == 2
+
+
+@pytest.mark.slow
+def test_end_to_end_the_conformance_suite_runs_for_a_calling_only_bot(
+    ivr_bot: str, tmp_path: Path
+) -> None:
+    """``botemu test scenarios/conformance --bot URL``: the messaging scenarios are skipped,
+    every call runs (the calling auth probe is deselected: this IVR bot runs without the keys
+    to check tokens), and the run passes."""
+    report = tmp_path / "report.json"
+    suite = str(ROOT / "scenarios" / "conformance")
+    ran = real(tmp_path, suite, "--bot", ivr_bot, "-k", "not (calling and probe)",
+               "--json", str(report))  # fmt: skip
+    assert ran.code == 0, ran.out + ran.err
+    document = json.loads(report.read_text())
+    by_status: dict[str, set[str]] = {}
+    for s in document["scenarios"]:
+        by_status.setdefault(s["status"], set()).add(s["id"])
+    assert by_status["skipped"] == {"auth probe", "reply through the connector"}
+    assert len(by_status["passed"]) >= 10 and set(by_status) == {"passed", "skipped"}

@@ -14,16 +14,10 @@ reused; the tests are skipped when node or npm is missing or the install fails.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from emulator.cli import main
-from tests.support import ROOT, free_port
+from tests.sdk.harness import Bot, Botemu, loopback_env, npm_install
+from tests.support import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -39,206 +34,22 @@ NODE_DIR = Path(__file__).resolve().parent / "node_calling"
 BOT_JS = NODE_DIR / "bot.js"
 APP_ID = "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b"
 APP_PASSWORD = "node-calling-s3cret"
-NPM_TIMEOUT = 300.0
-START_TIMEOUT = 20.0
 CALL = "press 1; press 1234#; talk 3s"
 """The caller: menu option 1 (sales), account 1234 ended by #, a 3 s message ended by silence."""
 RECORDING = re.compile(r"recording of (\d+)s \(wav, (\d+) bytes\)")
 
 
-# --- the SDK's packages -------------------------------------------------------------------------
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "botemu-tests" / "node_calling"
-
-
-def _lock_hash() -> str:
-    digest = hashlib.sha256()
-    for name in ("package.json", "package-lock.json"):
-        digest.update((NODE_DIR / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _tail(text: str, lines: int = 8) -> str:
-    """The last lines of npm's output that say something, on one line."""
-    kept = [line for line in text.strip().splitlines() if line.strip() not in ("", "npm error")]
-    return " | ".join(kept[-lines:]) or "(no output)"
-
-
-def _install(target: Path) -> None:
-    """``npm ci`` of node_calling's lock file into ``target`` (created whole or not at all)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = target.parent / f"{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy2(NODE_DIR / name, work / name)
-    npm = shutil.which("npm")
-    assert npm is not None
-    try:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"],
-            cwd=work,
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        shutil.rmtree(work, ignore_errors=True)
-        pytest.skip(f"npm ci of {NODE_DIR.name} took over {NPM_TIMEOUT:g} s")
-    if done.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        pytest.skip(f"npm ci of {NODE_DIR.name} failed ({done.returncode}): "
-                    f"{_tail(done.stderr + done.stdout)}")  # fmt: skip
-    try:
-        work.rename(target)
-    except OSError:  # another run installed it meanwhile
-        shutil.rmtree(work, ignore_errors=True)
-
-
 @pytest.fixture(scope="session")
 def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The installed node_modules of tests/sdk/node_calling, shared by the whole session."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to run the Node calling SDK's bot (not on PATH)")
-    key = _lock_hash()
-    target = _cache_root() / key
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:  # no writable cache: install for this session only
-        target = tmp_path_factory.mktemp("node_calling") / key
-    if not (target / "node_modules" / "botbuilder-calling" / "package.json").is_file():
-        shutil.rmtree(target, ignore_errors=True)
-        _install(target)
-    return target / "node_modules"
+    return npm_install(NODE_DIR, "botbuilder-calling", "the Node calling SDK's bot",
+                       tmp_path_factory)  # fmt: skip
 
 
 # --- botemu and the bot -------------------------------------------------------------------------
 
 
-_LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-"""Talks to loopback servers directly, whatever proxy the environment names."""
-
-
-def _get_json(url: str, timeout: float = 2.0) -> dict[str, object]:
-    with _LOOPBACK.open(url, timeout=timeout) as response:
-        document = json.loads(response.read())
-    assert isinstance(document, dict)
-    return document
-
-
-class Process:
-    """A child process whose combined output is read line by line as it comes."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.argv = argv
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self.proc = subprocess.Popen(
-            argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
-        )  # fmt: skip
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with self._changed:
-                self.lines.append(line.rstrip("\n"))
-                self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
-
-    def wait_for(self, pattern: str, timeout: float, start: int = 0) -> re.Match[str]:
-        """The first line from ``start`` on matching ``pattern``; fails after ``timeout``."""
-        compiled = re.compile(pattern)
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                for line in self.lines[start:]:
-                    found = compiled.search(line)
-                    if found:
-                        return found
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
-                    break
-                self._changed.wait(min(left, 0.2))
-        raise AssertionError(
-            f"no line matching {pattern!r} within {timeout:g} s from {self.argv[-1]} "
-            f"(exit {self.proc.poll()}):\n" + "\n".join(self.lines[-30:])
-        )
-
-    def since(self, start: int) -> list[str]:
-        with self._changed:
-            return list(self.lines[start:])
-
-    def settle(self, start: int, quiet: float = 0.3, timeout: float = 5.0) -> list[str]:
-        """The lines from ``start`` on, once none has come for ``quiet`` seconds."""
-        deadline = time.monotonic() + timeout
-        count = -1
-        while time.monotonic() < deadline:
-            now = len(self.lines)
-            if now == count:
-                break
-            count = now
-            time.sleep(quiet)
-        return self.since(start)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._reader.join(timeout=5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-class Botemu:
-    """``botemu serve`` on a free loopback port, with its own keys and transcripts."""
-
-    def __init__(self, state: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        argv = [sys.executable, "-m", "emulator", "serve", "--port", str(self.port),
-                "--certs", str(state / "certs"), "--db", str(state / "serve.db")]  # fmt: skip
-        self.process = Process(argv, dict(os.environ), ROOT)
-        try:
-            self._wait_healthy()
-            self.config = _get_json(f"{self.url}/_botemu/config")
-        except BaseException:
-            self.process.stop()
-            raise
-
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.proc.poll() is not None:
-                break
-            try:
-                if _get_json(f"{self.url}/_botemu/health", timeout=1.0).get("status") == "ok":
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"botemu serve did not answer on {self.url} within "
-                             f"{START_TIMEOUT:g} s:\n" + "\n".join(self.process.lines[-30:]))  # fmt: skip
-
-    @property
-    def openid_metadata_url(self) -> str:
-        value = self.config["openid_metadata_url"]
-        assert isinstance(value, str)
-        return value
-
-
-class NodeBot:
+class NodeBot(Bot):
     """tests/sdk/node_calling/bot.js on a free port.
 
     Its callback URL is its own calling endpoint with ``?leg=result`` added: the SDK writes that
@@ -247,31 +58,21 @@ class NodeBot:
     """
 
     def __init__(self, node_modules: Path, *, openid_metadata: str, app_id: str = APP_ID) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/api/calls"
-        self.callback_url = f"{self.url}?leg=result"
-        env = dict(os.environ)
-        env.update({
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/api/calls"
+        self.callback_url = f"{url}?leg=result"
+        # The SDK's HTTP client honours proxy variables: loopback is kept away from them.
+        env = loopback_env(os.environ) | {
             "NODE_PATH": str(node_modules),
-            "PORT": str(self.port),
+            "PORT": str(port),
             "CALLBACK_URL": self.callback_url,
             "MICROSOFT_APP_ID": app_id,
             "MICROSOFT_APP_PASSWORD": APP_PASSWORD,
             "OPENID_METADATA": openid_metadata,
-        })  # fmt: skip
-        for name in ("NO_PROXY", "no_proxy"):  # the SDK's HTTP client honours proxy variables
-            env[name] = ",".join(filter(None, [env.get(name), "127.0.0.1", "localhost"]))
+        }
         node = shutil.which("node")
         assert node is not None
-        self.process = Process([node, str(BOT_JS)], env, NODE_DIR)
-        try:
-            self.process.wait_for(r"^listening: ", START_TIMEOUT)
-        except BaseException:
-            self.process.stop()
-            raise
-
-    def mark(self) -> int:
-        return len(self.process.lines)
+        super().__init__([node, str(BOT_JS)], env, NODE_DIR, url)
 
     def requests(self, lines: list[str]) -> list[tuple[str, int]]:
         """(path, status) of each request the bot answered, from its ``http:`` lines."""
@@ -281,22 +82,24 @@ class NodeBot:
 
 @pytest.fixture(scope="module")
 def botemu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Botemu]:
-    emulator = Botemu(tmp_path_factory.mktemp("botemu"))
+    """``botemu serve`` over http with no bot registered: it issues the tokens ``botemu call``
+    sends and publishes the OpenID metadata the SDK checks them against."""
+    emulator = Botemu(tmp_path_factory.mktemp("botemu"), free_port(), [], tls=False)
     try:
         yield emulator
     finally:
-        emulator.process.stop()
+        emulator.stop()
 
 
 @pytest.fixture(scope="module")
 def bot(node_modules: Path, botemu: Botemu) -> Iterator[NodeBot]:
     """The SDK bot, its verify endpoint botemu's OpenID metadata URL (as botemu config prints
     it), shared by the module's calls."""
-    node_bot = NodeBot(node_modules, openid_metadata=botemu.openid_metadata_url)
+    node_bot = NodeBot(node_modules, openid_metadata=botemu.config["openid_metadata_url"])
     try:
         yield node_bot
     finally:
-        node_bot.process.stop()
+        node_bot.stop()
 
 
 @dataclass(frozen=True)
@@ -339,7 +142,7 @@ def test_whole_call_runs_through_the_sdk_with_botemus_token(
 ) -> None:
     mark = bot.mark()
     ran = call(capsys, tmp_path, "--bot", bot.url, "--app-id", APP_ID,
-               "--emulator", botemu.url, "--caller", CALL)  # fmt: skip
+               "--emulator", botemu.url, "--certs", str(botemu.state / "certs"), "--caller", CALL)  # fmt: skip
 
     assert ran.code == 0, ran
     assert "bot hung up" in ran.summary, ran
@@ -369,7 +172,7 @@ def test_sdk_refuses_a_call_without_a_token(
 ) -> None:
     mark = bot.mark()
     ran = call(capsys, tmp_path, "--bot", bot.url, "--app-id", APP_ID,
-               "--emulator", botemu.url, "--no-token", "--caller", CALL)  # fmt: skip
+               "--emulator", botemu.url, "--certs", str(botemu.state / "certs"), "--no-token", "--caller", CALL)  # fmt: skip
 
     assert ran.code == 1, ran
     assert ran.statuses == [401], ran
@@ -387,7 +190,7 @@ def test_sdk_refuses_a_token_for_another_app_id(
     mark = bot.mark()
     other = "00000000-0000-4000-8000-000000000000"
     ran = call(capsys, tmp_path, "--bot", bot.url, "--app-id", other,
-               "--emulator", botemu.url, "--caller", CALL)  # fmt: skip
+               "--emulator", botemu.url, "--certs", str(botemu.state / "certs"), "--caller", CALL)  # fmt: skip
 
     assert ran.code == 1, ran
     assert ran.statuses == [403], ran
@@ -406,13 +209,13 @@ def test_sdk_without_botemus_metadata_cannot_check_the_token(
     try:
         mark = lost.mark()
         ran = call(capsys, tmp_path, "--bot", lost.url, "--app-id", APP_ID,
-                   "--emulator", botemu.url, "--attempts", "1", "--caller", CALL)  # fmt: skip
+                   "--emulator", botemu.url, "--certs", str(botemu.state / "certs"), "--attempts", "1", "--caller", CALL)  # fmt: skip
         assert ran.code == 1, ran
         assert ran.statuses == [500], ran
         lost.process.wait_for(r"^http: POST /api/calls 500$", 10, start=mark)
         assert not [line for line in lost.process.since(mark) if line.startswith("call: ")]
     finally:
-        lost.process.stop()
+        lost.stop()
 
 
 def test_probe_auth_calling_reports_the_sdks_weak_cases(
@@ -424,7 +227,7 @@ def test_probe_auth_calling_reports_the_sdks_weak_cases(
     says 403 (warnings); it accepts the good token and keeps answering after every case."""
     capsys.readouterr()
     code = main(["probe", "auth", "--calling", "--bot", bot.url, "--app-id", APP_ID,
-                 "--emulator", botemu.url, "--json"])  # fmt: skip
+                 "--emulator", botemu.url, "--certs", str(botemu.state / "certs"), "--json"])  # fmt: skip
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     severities = {f["rule"]: f["severity"] for f in report["findings"]}

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import base64
+import io
+import os
 import queue
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +26,8 @@ from emulator.transcripts.store import (
     EventKind,
     TranscriptError,
     TranscriptStore,
+    writer_gone,
+    writer_identity,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -537,3 +543,202 @@ def test_kill_9_loses_nothing_that_was_committed(tmp_path: Path, mode: list[str]
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
         conn.close()
+
+
+# --- a call whose writer is gone ---------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "mode",
+    [pytest.param([], id="commit-per-append"), pytest.param(["--write-behind"], id="write-behind")],
+)
+def test_a_call_killed_midway_is_marked_interrupted(
+    tmp_path: Path, mode: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real writer process, killed with SIGKILL in the middle of a call: while it lives, a
+    store opened beside it leaves its call running; once it is gone, the next open ends the call
+    as ``interrupted`` (at its last event, with a ``call.end`` event saying why), and
+    ``botemu transcript list`` shows it. A finished call is left alone."""
+    path = tmp_path / "killed.db"
+    with TranscriptStore(path) as s:
+        done = s.start(bot="earlier")
+        s.finish(done, reason="caller hung up", passed=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(WRITER), str(path), *mode],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+        call_id, printed = "", 0
+        while printed < 50:
+            line = lines.get(timeout=30)
+            assert line is not None, "the writer stopped early"
+            if line.startswith("call "):
+                call_id = line.split()[1]
+            else:
+                printed += 1
+        with TranscriptStore(path) as beside:  # the writer is alive: its call runs
+            assert beside.interrupted == []
+            running = beside.call(call_id)
+            assert running is not None and running.end_reason is None and running.ended is None
+        proc.kill()  # SIGKILL, in the middle of the call
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert proc.returncode == -9
+
+    with TranscriptStore(path) as s:
+        assert s.interrupted == [call_id]
+        call = s.call(call_id)
+        assert call is not None and call.end_reason == "interrupted" and call.passed is None
+        events = s.events(call_id)
+        last = events[-1]
+        assert last.kind == EventKind.CALL_END and last.payload["reason"] == "interrupted"
+        assert f"pid {proc.pid}" in str(last.payload["summary"])
+        assert call.ended == events[-2].wall  # its last sign of life
+        assert call.vtime == max(e.vtime for e in events if e.vtime is not None)
+        earlier = s.call(done)
+        assert earlier is not None and earlier.end_reason == "caller hung up"
+    with TranscriptStore(path) as again:  # marked once
+        assert again.interrupted == []
+        assert len(again.events(call_id)) == len(events)
+
+    from emulator.transcripts.cli import register
+
+    parser = argparse.ArgumentParser(prog="botemu")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["transcript", "list", "--db", str(path)])
+    out = io.StringIO()
+    assert args.handler(args, out) == 0
+    row = next(line for line in out.getvalue().splitlines() if line.startswith(call_id[:12]))
+    assert "interrupted" in row
+
+
+def _running_call(path: Path, call_id: str, pid: int | None, start: str | None) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(
+            "INSERT INTO calls (id, kind, bot, started, writer_pid, writer_start)"
+            " VALUES (?, 'call', 'bot', 1000.0, ?, ?)",
+            (call_id, pid, start),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_recycled_pid_is_not_taken_for_the_writer(tmp_path: Path) -> None:
+    """The writer is its pid and its start time: this very process, recorded with another
+    start time (a writer whose pid was given to this process since), is gone; recorded as
+    itself, it is alive. A call with no writer recorded (an older botemu) is left running."""
+    path = tmp_path / "t.db"
+    TranscriptStore(path).close()
+    pid, start = writer_identity()
+    assert start.startswith("linux/") and not writer_gone(pid, start)
+    other_start = start.rsplit("/", 1)[0] + "/1"
+    _running_call(path, "recycled", pid, other_start)
+    _running_call(path, "alive", pid, start)
+    _running_call(path, "old", None, None)
+    _running_call(path, "unknown", pid, "someday/a format of a newer botemu")
+    with TranscriptStore(path) as s:
+        assert s.interrupted == ["recycled"]
+        assert {c.id: c.end_reason for c in s.calls()} == {
+            "recycled": "interrupted",
+            "alive": None,
+            "old": None,
+            "unknown": None,
+        }
+        recycled = s.call("recycled")
+        assert recycled is not None and recycled.ended == 1000.0  # no event: when it started
+
+
+def test_a_dead_writer_is_gone_and_an_unknowable_one_is_not(tmp_path: Path) -> None:
+    """A pid with no process (on this host) is gone, in both forms of start id; another host,
+    another boot's container namespace or an unknown form cannot be told, so they stay."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(timeout=30)
+    host = socket.gethostname()
+    assert writer_gone(dead.pid, f"host/{host}/run")
+    assert not writer_gone(dead.pid, f"host/not-{host}/run")
+    assert not writer_gone(os.getpid(), f"host/{host}/run")
+    assert not writer_gone(dead.pid, "later/anything")
+    if Path("/proc/self/stat").exists():
+        pid, start = writer_identity()
+        _, boot, namespace, started = start.split("/")
+        assert writer_gone(dead.pid, start)
+        assert writer_gone(pid, f"linux/another-boot/{namespace}/{started}")
+        assert not writer_gone(dead.pid, f"linux/{boot}/pid:[1]/{started}")
+
+
+OLD_SCHEMA = """
+CREATE TABLE calls (id TEXT PRIMARY KEY, kind TEXT NOT NULL, bot TEXT NOT NULL, caller TEXT,
+    chain_id TEXT, scenario TEXT, started REAL NOT NULL, ended REAL, vtime REAL, end_reason TEXT,
+    workflows INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
+    warnings INTEGER NOT NULL DEFAULT 0, passed INTEGER, last_seq INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE events (call_id TEXT NOT NULL, seq INTEGER NOT NULL, vtime REAL, wall REAL NOT NULL,
+    kind TEXT NOT NULL, payload TEXT NOT NULL, has_blob INTEGER NOT NULL DEFAULT 0, blob BLOB,
+    PRIMARY KEY (call_id, seq));
+INSERT INTO calls (id, kind, bot, started) VALUES ('old-running', 'call', 'bot', 1000.0);
+PRAGMA application_id=1651471461;
+PRAGMA user_version=1;
+"""
+
+
+def test_a_database_from_before_writers_gains_the_columns_and_keeps_its_calls(
+    tmp_path: Path,
+) -> None:
+    """A schema-1 file written before calls recorded their writer is migrated on open (the two
+    columns and the index are added; the version stays 1, so an older botemu still reads it);
+    its running call has no writer to check, and is left running."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(OLD_SCHEMA)
+    conn.close()
+    with TranscriptStore(path) as s:
+        assert s.interrupted == []
+        old = s.call("old-running")
+        assert old is not None and old.end_reason is None
+        new = s.start(bot="new")
+        s.append(new, EventKind.NOTE, {"summary": "hello"})
+    conn = sqlite3.connect(path)
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
+        assert {"writer_pid", "writer_start"} <= columns
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        pid, start = conn.execute(
+            "SELECT writer_pid, writer_start FROM calls WHERE id = ?", (new,)
+        ).fetchone()
+        assert (pid, start) == writer_identity()
+    finally:
+        conn.close()
+
+
+def test_botemu_write_behind_0_commits_each_event_before_append_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``BOTEMU_WRITE_BEHIND=0`` turns write-behind off for every store (what ``botemu serve``
+    needs to commit a connector exchange before it answers): another connection sees each event
+    as soon as ``append`` returns, with no flush."""
+    monkeypatch.setenv("BOTEMU_WRITE_BEHIND", "0")
+    path = tmp_path / "t.db"
+    with TranscriptStore(path, write_behind=True) as s:
+        assert s._writer is None  # no writer thread: nothing is queued
+        call_id = s.start(bot="bot")
+        s.append(call_id, EventKind.NOTE, {"summary": "committed"})
+        other = sqlite3.connect(path)
+        try:
+            assert other.execute("SELECT count(*) FROM events").fetchone() == (1,)
+        finally:
+            other.close()

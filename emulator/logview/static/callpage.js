@@ -146,7 +146,10 @@ export class CallPage {
         fact('scenario', call.scenario),
         fact('started', h('span', { title: iso(call.started) }, dateTime(call.started))),
         fact('duration', duration(call)),
-        fact('ended', call.end_reason ?? 'running', call.end_reason ? null : 'running'),
+        fact('ended', call.end_reason === 'interrupted'
+          ? h('span', { title: 'its writer was killed or crashed before the call ended' }, 'interrupted')
+          : call.end_reason ?? 'running',
+        call.end_reason === 'interrupted' ? 'interrupted' : call.end_reason ? null : 'running'),
         conversation ? null : fact('workflows', String(call.workflows)),
         fact('errors', String(call.errors), call.errors ? 'fact-errors some' : 'fact-errors'),
         fact('warnings', String(call.warnings), call.warnings ? 'fact-warnings some' : 'fact-warnings')),

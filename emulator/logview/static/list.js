@@ -163,10 +163,17 @@ export class ListPage {
   }
 }
 
+function endTitle(call) {
+  if (call.end_reason === 'interrupted') return 'its writer was killed or crashed before the call ended';
+  return call.end_reason === null ? 'still running' : call.end_reason;
+}
+
 function row(call, fresh) {
   const classes = ['call', call.kind === 'conversation' ? 'conversation' : 'phone'];
   if (fresh) classes.push('fresh');
   if (call.end_reason === null) classes.push('running');
+  // a call whose writer was killed or crashed before it ended (docs/transcripts.md)
+  if (call.end_reason === 'interrupted') classes.push('interrupted');
   const verdict = call.passed === null ? '' : call.passed ? 'pass' : 'fail';
   return h(
     'tr',
@@ -177,7 +184,7 @@ function row(call, fresh) {
     h('td', { class: 'caller' }, call.caller ?? '–'),
     h('td', { class: 'started', title: iso(call.started) }, dateTime(call.started)),
     h('td', { class: 'duration', title: call.vtime === null ? 'wall time' : 'virtual time' }, duration(call)),
-    h('td', { class: 'ended' }, call.end_reason ?? 'running'),
+    h('td', { class: 'ended', title: endTitle(call) }, call.end_reason ?? 'running'),
     h('td', { class: 'workflows num' }, String(call.workflows)),
     h('td', { class: `errors num${call.errors ? ' some' : ''}` }, String(call.errors)),
     h('td', { class: `warnings num${call.warnings ? ' some' : ''}` }, String(call.warnings)),

@@ -1,9 +1,9 @@
 """Get a token from botemu with the real MSAL, as the Python SDK's MicrosoftAppCredentials does.
 
-Run with the SDK's Python (harness.python_sdk): ``msal_token.py AUTHORITY CLIENT_ID SECRET
-SCOPE``. Prints one JSON line: MSAL's result (the access token cut short), its version and every
-HTTP request it made (urllib3's log lines), so that a test can tell that nothing but botemu was
-asked. The CA to trust comes from REQUESTS_CA_BUNDLE, as for any requests-based client.
+Run with the SDK's Python (test_python_sdk.python_sdk): ``msal_token.py AUTHORITY CLIENT_ID
+SECRET SCOPE``. Prints one JSON line: MSAL's result (the access token cut short), its version and
+every HTTP request it made (urllib3's log lines), so that a test can tell that nothing but botemu
+was asked. The CA to trust comes from REQUESTS_CA_BUNDLE, as for any requests-based client.
 """
 
 import json

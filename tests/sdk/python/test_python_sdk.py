@@ -11,117 +11,164 @@ exactly the settings ``botemu serve`` prints in its banner (docs/sdk.md):
 - anonymous (no app id, no password): the template as it starts, over http.
 
 Conversations go through ``botemu chat --send`` (in this process), the control API and
-``botemu test``. The SDK runs in its own Python (harness.python_sdk: a cached virtual
-environment with the pins of requirements.txt), so nothing of it is imported here.
+``botemu test``. The SDK runs in its own Python, so nothing of it is imported here:
+``python_sdk()`` gives a Python with the platform's Python SDK (botbuilder 4.17, the pins of
+``requirements.txt``): this interpreter when it has exactly those versions (``pip install -e
+'.[sdk]'``), else a virtual environment made once per pin set in a cache outside the repository
+(``~/.cache/botemu-tests/python_sdk/<hash>``, ``$XDG_CACHE_HOME`` respected). Tests are skipped,
+with the reason, when it cannot be installed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from emulator.cli import main
-from emulator.config import BotRegistration
-from tests.sdk.python.harness import HERE, Botemu, PythonBot, loopback_env, python_sdk
-from tests.support import ROOT, free_port
+from tests.sdk.harness import (
+    ANONYMOUS,
+    Bot,
+    Botemu,
+    cache_root,
+    chat,
+    chat_greets_and_echoes,
+    install_step,
+    install_whole,
+    loopback_env,
+    loopback_opener,
+    run_scenario,
+    sdk_bot_env,
+    serve_bot,
+)
 
 pytestmark = pytest.mark.slow
 
+HERE = Path(__file__).resolve().parent
+REQUIREMENTS = HERE / "requirements.txt"
+ECHO_BOT = HERE / "echo_bot" / "app.py"
+INSTALL_TIMEOUT = 600.0
 APP_ID = "3c9a7e52-1f4b-4d8e-9a6c-5b2d7e8f9a10"
 APP_PASSWORD = "python-sdk-s3cret"
-SCENARIO = HERE / "echo-template.yaml"
-ANONYMOUS = "anonymous" in BotRegistration.__dataclass_fields__
 
 
-def _credentialed(state: Path, *, real_issuers: bool) -> Iterator[tuple[Botemu, PythonBot]]:
+# --- the Python SDK -----------------------------------------------------------------------------
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def _has_pins() -> bool:
+    try:
+        return all(metadata.version(name) == version for name, version in _pins().items())
+    except metadata.PackageNotFoundError:
+        return False
+
+
+_python_sdk: Path | None = None
+
+
+def python_sdk() -> Path:
+    """A Python interpreter with the pinned SDK installed (see the module docstring)."""
+    global _python_sdk
+    if _python_sdk is not None:
+        return _python_sdk
+    if _has_pins():
+        _python_sdk = Path(sys.executable)
+        return _python_sdk
+    key = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
+    key += f"-py{sys.version_info.major}{sys.version_info.minor}"
+    target = cache_root("python_sdk") / key
+    python = target / "bin" / "python"
+    if not (target / "installed").is_file():
+        shutil.rmtree(target, ignore_errors=True)
+        install_whole(target, _install_venv)
+    _python_sdk = python
+    return python
+
+
+def _install_venv(work: Path) -> None:
+    """A virtual environment with the pins in ``work``."""
+    steps = [
+        [sys.executable, "-m", "venv", str(work)],
+        [str(work / "bin" / "python"), "-m", "pip", "install", "--quiet",
+         "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+    ]  # fmt: skip
+    for argv in steps:
+        install_step(argv, timeout=INSTALL_TIMEOUT,
+                     slow=f"installing the Python SDK took over {INSTALL_TIMEOUT:g} s",
+                     failed=f"the Python SDK ({REQUIREMENTS.name}) cannot be installed")  # fmt: skip
+    (work / "installed").write_text(REQUIREMENTS.read_text())
+
+
+class PythonBot(Bot):
+    """tests/sdk/python/echo_bot (the SDK's echo template) on ``port``, with ``settings`` in its
+    environment (nothing else of botemu's: the trust variables are replaced, not added to)."""
+
+    def __init__(self, port: int, settings: Mapping[str, str]) -> None:
+        env = sdk_bot_env(settings) | {"PORT": str(port), "PYTHONUNBUFFERED": "1"}
+        super().__init__([str(python_sdk()), str(ECHO_BOT)], env, ECHO_BOT.parent,
+                         f"http://127.0.0.1:{port}/api/messages")  # fmt: skip
+
+
+Pair = tuple[Botemu, PythonBot]
+
+
+def _pair(state: Path, *, tls: bool = True, real_issuers: bool = False,
+          anonymous: bool = False) -> Iterator[Pair]:  # fmt: skip
+    """botemu and the bot; a credentialed bot trusts botemu's CA through REQUESTS_CA_BUNDLE."""
     python_sdk()  # skips before anything starts when the SDK cannot be installed
-    bot_port = free_port()
-    bots = [{"app_id": APP_ID, "app_password": APP_PASSWORD,
-             "endpoint": f"http://127.0.0.1:{bot_port}/api/messages"}]  # fmt: skip
-    emulator = Botemu(state, free_port(), bots, real_issuers=real_issuers)
-    try:
-        bot = PythonBot(bot_port, emulator.bot_env("REQUESTS_CA_BUNDLE"))
-    except BaseException:
-        emulator.stop()
-        raise
-    try:
-        yield emulator, bot
-    finally:
-        bot.stop()
-        emulator.stop()
+    yield from serve_bot(
+        state,
+        PythonBot,
+        credentials=None if anonymous else (APP_ID, APP_PASSWORD),
+        trust="REQUESTS_CA_BUNDLE",
+        tls=tls,
+        real_issuers=real_issuers,
+    )
 
 
 @pytest.fixture(scope="module")
-def credentialed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Botemu, PythonBot]]:
+def credentialed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """botemu over https (its own issuers) and a credentialed template bot set up from its banner."""
-    yield from _credentialed(tmp_path_factory.mktemp("botemu-tls"), real_issuers=False)
+    yield from _pair(tmp_path_factory.mktemp("botemu-tls"))
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Botemu, PythonBot]]:
+def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """The same with ``--real-issuers``."""
-    yield from _credentialed(tmp_path_factory.mktemp("botemu-real"), real_issuers=True)
+    yield from _pair(tmp_path_factory.mktemp("botemu-real"), real_issuers=True)
 
 
 @pytest.fixture(scope="module")
-def anonymous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Botemu, PythonBot]]:
+def anonymous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """botemu over http with an anonymous bot (``--bot-endpoint`` without ``--app-id``) and the
     template bot with no settings at all."""
     if not ANONYMOUS:
         pytest.skip("this botemu has no anonymous bots (BotRegistration.anonymous) yet")
-    python_sdk()
-    bot_port = free_port()
-    bots = [{"endpoint": f"http://127.0.0.1:{bot_port}/api/messages"}]
-    emulator = Botemu(tmp_path_factory.mktemp("botemu-anon"), free_port(), bots, tls=False)
-    try:
-        bot = PythonBot(bot_port, {})
-    except BaseException:
-        emulator.stop()
-        raise
-    try:
-        yield emulator, bot
-    finally:
-        bot.stop()
-        emulator.stop()
-
-
-def chat(
-    emulator: Botemu,
-    bot: PythonBot,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    *extra: str,
-) -> tuple[int, str]:
-    """``botemu chat --send hello`` in this process, from botemu's state directory (so that the
-    client trusts its ``certs/ca.pem``); (exit code, everything printed)."""
-    monkeypatch.chdir(emulator.state)
-    capsys.readouterr()
-    code = main(["chat", "--bot", bot.url, "--emulator", emulator.url, "--send", "hello",
-                 "--wait", "10", *extra])  # fmt: skip
-    out, err = capsys.readouterr()
-    return code, out + err
-
-
-def _export(emulator: Botemu, conversation_id: str) -> dict[str, Any]:
-    document: dict[str, Any] = emulator.get(f"/_logview/api/calls/{conversation_id}/export")
-    return document
+    yield from _pair(tmp_path_factory.mktemp("botemu-anon"), tls=False, anonymous=True)
 
 
 # --- tokens -------------------------------------------------------------------------------------
 
 
-def test_banner_prints_the_sdk_settings_and_the_ca_to_trust(
-    credentialed: tuple[Botemu, PythonBot],
-) -> None:
+def test_banner_prints_the_sdk_settings_and_the_ca_to_trust(credentialed: Pair) -> None:
     emulator, _bot = credentialed
     settings = emulator.settings
     base = emulator.url
@@ -137,9 +184,7 @@ def test_banner_prints_the_sdk_settings_and_the_ca_to_trust(
                for line in emulator.banner), emulator.banner  # fmt: skip
 
 
-def test_msal_gets_a_token_from_botemu_and_asks_nothing_else(
-    real: tuple[Botemu, PythonBot],
-) -> None:
+def test_msal_gets_a_token_from_botemu_and_asks_nothing_else(real: Pair) -> None:
     """The real MSAL, given the authority botemu prints: it reads the AD FS discovery document
     and posts to the token endpoint it names, and nothing else; the connector takes the token."""
     emulator, _bot = real
@@ -162,16 +207,13 @@ def test_msal_gets_a_token_from_botemu_and_asks_nothing_else(
         + requests[1].rsplit(" ", 1)[-1],
     ], report
     assert all(host in line for line in report["requests"]), report
-    context = emulator.ssl_context()
     request = urllib.request.Request(f"{emulator.url}/v3/conversations",
                                      headers={"Authorization": f"Bearer {report['token']}"})  # fmt: skip
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
-                                         urllib.request.HTTPSHandler(context=context))  # fmt: skip
-    with opener.open(request, timeout=5) as response:
+    with loopback_opener(emulator.ssl_context()).open(request, timeout=5) as response:
         assert response.status == 200
 
 
-def test_msal_without_the_adfs_path_asks_the_public_cloud(real: tuple[Botemu, PythonBot]) -> None:
+def test_msal_without_the_adfs_path_asks_the_public_cloud(real: Pair) -> None:
     """Why the authority is ``/adfs``: any other path on an unknown host makes MSAL ask the public
     cloud's instance discovery first (unreachable here, and never botemu)."""
     emulator, _bot = real
@@ -189,121 +231,80 @@ def test_msal_without_the_adfs_path_asks_the_public_cloud(real: tuple[Botemu, Py
 # --- conversations ------------------------------------------------------------------------------
 
 
-def test_credentialed_bot_greets_and_echoes_over_https(
-    credentialed: tuple[Botemu, PythonBot],
+@pytest.mark.parametrize("pair", ["credentialed", "anonymous"])
+def test_bot_greets_and_echoes(
+    pair: str,
+    request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    emulator, bot = credentialed
-    mark = len(bot.process.lines)
-    code, out = chat(emulator, bot, capsys, monkeypatch)
-    assert code == 0, out
-    assert "Hello and welcome!" in out and "Echo: hello" in out, out
+    """The credentialed bot over https, the anonymous one over http."""
+    emulator, bot = request.getfixturevalue(pair)
+    mark = bot.mark()
+    chat_greets_and_echoes(emulator, bot, capsys, monkeypatch)
     assert not bot.errors(mark), bot.process.since(mark)
 
 
 def test_emulator_path_tokens_need_the_real_issuers(
-    credentialed: tuple[Botemu, PythonBot],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    credentialed: Pair, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The SDK recognises emulator-path tokens by the real platform's issuer strings only: with
     botemu's own issuer it treats them as connector tokens, whose issuer they are not (401)."""
-    emulator, bot = credentialed
-    code, out = chat(emulator, bot, capsys, monkeypatch, "--emulator-token")
+    code, out = chat(*credentialed, capsys, monkeypatch, "--emulator-token")
     assert code == 1, out
     assert "401" in out, out
 
 
 @pytest.mark.parametrize("token", ["connector", "emulator"])
 def test_real_issuers_make_both_paths_work(
-    token: str,
-    real: tuple[Botemu, PythonBot],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    token: str, real: Pair, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emulator, bot = real
     assert emulator.settings["ToBotFromChannelTokenIssuer"] == "https://api.botframework.com"
     extra = ("--emulator-token",) if token == "emulator" else ()
-    code, out = chat(emulator, bot, capsys, monkeypatch, *extra)
-    assert code == 0, out
-    assert "Hello and welcome!" in out and "Echo: hello" in out, out
+    chat_greets_and_echoes(emulator, bot, capsys, monkeypatch, *extra)
 
 
-def test_replies_take_the_routes_the_sdk_picks(credentialed: tuple[Botemu, PythonBot]) -> None:
+def test_replies_take_the_routes_the_sdk_picks(credentialed: Pair) -> None:
     """The echo answers the message with reply_to_activity (``POST .../activities/{id}``). The
     greeting is sent with send_to_conversation (``POST .../activities``): botbuilder-python 4.17
     keeps no activity id in the conversation reference of a conversationUpdate (the JavaScript
     SDK does, and replies to it: tests/sdk/node_echo)."""
     emulator, _bot = credentialed
-    sent = emulator.post("/_botemu/chat", {"app_id": APP_ID, "text": "reply routes"})
-    assert 200 <= sent["status"] < 300, sent
+    sent = emulator.send(APP_ID, "reply routes")
     conversation = sent["conversation_id"]
     replies = emulator.replies(conversation, 2)
     assert [r.get("text") for r in replies] == ["Hello and welcome!", "Echo: reply routes"]
     assert replies[0].get("replyToId") is None
     assert replies[1].get("replyToId") == sent["activity_id"]
-    paths = [e["payload"]["path"] for e in _export(emulator, conversation)["events"]
-             if e.get("kind") == "http.request" and e["payload"].get("path")]  # fmt: skip
+    paths = emulator.request_paths(conversation)
     activities = f"/v3/conversations/{conversation}/activities"
     assert paths == [activities, f"{activities}/{sent['activity_id']}"], paths
 
 
-def test_botemu_test_runs_a_conversation_scenario(real: tuple[Botemu, PythonBot]) -> None:
-    """``botemu test`` with ``messaging:`` turns, through the running botemu over https (its
-    HTTP client trusts botemu's CA through SSL_CERT_FILE)."""
-    emulator, bot = real
-    env = loopback_env(os.environ) | {"SSL_CERT_FILE": str(emulator.ca),
-                                      "BOT_APP_PASSWORD": APP_PASSWORD}  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "emulator", "test", str(SCENARIO), "--messaging-bot", bot.url,
-         "--app-id", APP_ID, "--emulator", emulator.url, "--db", str(emulator.state / "t.db")],
-        capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False,
-    )  # fmt: skip
+@pytest.mark.parametrize("pair", ["real", "anonymous"])
+def test_botemu_test_runs_a_conversation_scenario(
+    pair: str, request: pytest.FixtureRequest
+) -> None:
+    """``botemu test`` with ``messaging:`` turns, through the running botemu: the credentialed
+    bot over https with ``--real-issuers`` (``botemu test``'s HTTP client trusts botemu's CA
+    through SSL_CERT_FILE), the anonymous one over http."""
+    done = run_scenario(*request.getfixturevalue(pair))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 # --- anonymous ----------------------------------------------------------------------------------
 
 
-def test_anonymous_bot_greets_and_echoes(
-    anonymous: tuple[Botemu, PythonBot],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    emulator, bot = anonymous
-    mark = len(bot.process.lines)
-    code, out = chat(emulator, bot, capsys, monkeypatch)
-    assert code == 0, out
-    assert "Hello and welcome!" in out and "Echo: hello" in out, out
-    assert not bot.errors(mark), bot.process.since(mark)
-
-
-def test_anonymous_bot_replies_through_the_reply_route(
-    anonymous: tuple[Botemu, PythonBot],
-) -> None:
+def test_anonymous_bot_replies_through_the_reply_route(anonymous: Pair) -> None:
     emulator, _bot = anonymous
-    app_id = emulator.config["bots"][0]["app_id"]
-    sent = emulator.post("/_botemu/chat", {"app_id": app_id, "text": "anonymous"})
-    assert 200 <= sent["status"] < 300, sent
+    sent = emulator.send(emulator.config["bots"][0]["app_id"], "anonymous")
     replies = emulator.replies(sent["conversation_id"], 2)
     assert [r.get("text") for r in replies] == ["Hello and welcome!", "Echo: anonymous"]
     assert replies[1].get("replyToId") == sent["activity_id"]
 
 
-def test_anonymous_bot_runs_a_conversation_scenario(anonymous: tuple[Botemu, PythonBot]) -> None:
-    emulator, bot = anonymous
-    app_id = emulator.config["bots"][0]["app_id"]
-    done = subprocess.run(
-        [sys.executable, "-m", "emulator", "test", str(SCENARIO), "--messaging-bot", bot.url,
-         "--app-id", app_id, "--emulator", emulator.url, "--db", str(emulator.state / "t.db")],
-        capture_output=True, text=True, timeout=120, env=loopback_env(os.environ), cwd=ROOT,
-        check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_the_sdk_refuses_a_token_for_another_bot(credentialed: tuple[Botemu, PythonBot]) -> None:
+def test_the_sdk_refuses_a_token_for_another_bot(credentialed: Pair) -> None:
     """A control: the SDK checks what its settings tell it to. botemu's own connector-path token
     (right issuer, right keys) for another app id gets 401."""
     emulator, bot = credentialed
@@ -313,8 +314,7 @@ def test_the_sdk_refuses_a_token_for_another_bot(credentialed: tuple[Botemu, Pyt
     token = emulator.post("/_botemu/calling/token", {"app_id": "someone-else"})["token"]
     request = urllib.request.Request(bot.url, data=body, method="POST", headers={
         "Content-Type": "application/json", "Authorization": f"Bearer {token}"})  # fmt: skip
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with pytest.raises(urllib.error.HTTPError) as refused:
-        opener.open(request, timeout=10)
+        loopback_opener().open(request, timeout=10)
     refused.value.close()
     assert refused.value.code == 401
