@@ -91,10 +91,10 @@ def locate_paths(text: str, paths: Iterable[str]) -> dict[str, Position]:
     """Path -> (line, column) of ``paths`` and their ancestors only, as ``locate`` gives them,
     for a JSON text (what ``botemu lint`` reads).
 
-    Only the values on the way to a wanted path are walked; every other value is skipped whole by
-    the C JSON decoder, so a 16 MiB Workflow of half a million values costs one pass at C speed
-    and the positions of the findings printed, not a PyYAML node per value. Text that is not
-    JSON gives what was found before the fault."""
+    Only the values on the way to a wanted path are walked, and a container only until its last
+    wanted child; every other value is skipped whole by the C JSON decoder. So a 16 MiB Workflow
+    of half a million values costs a pass at C speed plus the positions of the findings printed,
+    not a PyYAML node per value. Text that is not JSON gives what was found before the fault."""
     wanted: set[str] = set()
     for path in paths:
         while path and path not in wanted:
@@ -102,13 +102,13 @@ def locate_paths(text: str, paths: Iterable[str]) -> dict[str, Position]:
             cut = max(path.rfind("."), path.rfind("["))
             path = path[:cut] if cut > 0 else ""
     wanted.add("$")
-    found: dict[str, int] = {}
+    scan = _Scan(text, wanted)
     try:
-        _scan(text, _skip_space(text, 0), "$", wanted, found, 0)
+        scan.value(_skip_space(text, 0), "$", 0)
     except (ValueError, IndexError, RecursionError):
         pass
-    newlines = [m.start() for m in re.finditer("\n", text)] if found else []
-    return {path: _line_column(newlines, index) for path, index in found.items()}
+    newlines = [m.start() for m in re.finditer("\n", text)] if scan.found else []
+    return {path: _line_column(newlines, index) for path, index in scan.found.items()}
 
 
 _DECODER = json.JSONDecoder()
@@ -121,39 +121,62 @@ def _skip_space(text: str, index: int) -> int:
     return match.end() if match else index
 
 
-def _scan(
-    text: str, index: int, path: str, wanted: set[str], found: dict[str, int], depth: int
-) -> int:
-    """Record where the value at ``index`` (whose path is ``path``) starts if it is wanted, walk
-    into it if a wanted path lies inside, else skip it whole; the index after it."""
-    if path in wanted:
-        found[path] = index
-    opening = text[index]
-    if path not in wanted or opening not in "{[" or depth > MAX_DEPTH:
-        return _DECODER.raw_decode(text, index)[1]
-    index = _skip_space(text, index + 1)
-    closing = "}" if opening == "{" else "]"
-    number = 0
-    while text[index] != closing:
-        if opening == "{":
-            key_at = index
-            key, index = _DECODER.raw_decode(text, index)
+class _Scan:
+    """One walk of ``locate_paths``: the text, the wanted paths, how many direct children of
+    each are wanted (``$.actions[*]`` names no one child), and where each wanted one starts."""
+
+    def __init__(self, text: str, wanted: set[str]) -> None:
+        self.text = text
+        self.wanted = wanted
+        self.inside: dict[str, int] = {}
+        for path in wanted:
+            cut = max(path.rfind("."), path.rfind("["))
+            if cut > 0 and "*" not in path[cut:]:
+                self.inside[path[:cut]] = self.inside.get(path[:cut], 0) + 1
+        self.found: dict[str, int] = {}
+
+    def skip(self, index: int) -> int:
+        return _DECODER.raw_decode(self.text, index)[1]
+
+    def value(self, index: int, path: str, depth: int) -> int:
+        """Record where the wanted value at ``index`` starts; walk into it while wanted children
+        remain in it, and skip the rest of it whole; the index after it."""
+        text = self.text
+        self.found[path] = index
+        opening, start = text[index], index
+        left = self.inside.get(path, 0)
+        if not left or opening not in "{[" or depth > MAX_DEPTH:
+            return self.skip(index)
+        closing = "}" if opening == "{" else "]"
+        index = _skip_space(text, index + 1)
+        number = 0
+        while text[index] != closing:
+            if not left:  # nothing more is wanted in here: skip the rest at C speed
+                return self.skip(start)
+            if opening == "{":
+                key_at = index
+                key, index = _DECODER.raw_decode(text, index)
+                index = _skip_space(text, index)
+                if text[index] != ":":
+                    raise ValueError("expected ':'")
+                sub = child(path, str(key))
+                index = _skip_space(text, index + 1)
+            else:
+                key_at, sub = -1, child(path, number)
+                number += 1
+            if sub in self.wanted and sub not in self.found:
+                index = self.value(index, sub, depth + 1)
+                if key_at >= 0:
+                    self.found[sub] = key_at  # a member is placed at its key, as ``locate`` does
+                left -= 1
+            else:
+                index = self.skip(index)
             index = _skip_space(text, index)
-            if text[index] != ":":
-                raise ValueError("expected ':'")
-            sub = child(path, str(key))
-            index = _scan(text, _skip_space(text, index + 1), sub, wanted, found, depth + 1)
-            if sub in wanted:
-                found[sub] = key_at  # a member is placed at its key, as ``locate`` does
-        else:
-            index = _scan(text, index, child(path, number), wanted, found, depth + 1)
-            number += 1
-        index = _skip_space(text, index)
-        if text[index] == ",":
-            index = _skip_space(text, index + 1)
-        elif text[index] != closing:
-            raise ValueError(f"expected ',' or {closing!r}")
-    return index + 1
+            if text[index] == ",":
+                index = _skip_space(text, index + 1)
+            elif text[index] != closing:
+                raise ValueError(f"expected ',' or {closing!r}")
+        return index + 1
 
 
 def _line_column(newlines: list[int], index: int) -> Position:

@@ -558,7 +558,7 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
     printer = ChatPrinter(out)
     if args.send is not None:
         sent = await _post(f"{emulator}/_botemu/chat", {"text": args.send, **token}, certs=certs)
-        await _follow(emulator, sent["conversation_id"], printer, args.wait, until_reply=True)
+        await _follow(emulator, sent["conversation_id"], printer, args.wait)
         return EXIT_OK if printer.replies else EXIT_FAILED
     out.write(f"chatting with {app_id} at {args.bot} through {emulator}; Ctrl-D ends\n")
     conversation: str | None = None
@@ -576,7 +576,7 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
             body["conversation_id"] = conversation
         sent = await _post(f"{emulator}/_botemu/chat", body, certs=certs)
         conversation = str(sent["conversation_id"])
-        await _follow(emulator, conversation, printer, args.wait, until_reply=False)
+        await _follow(emulator, conversation, printer, args.wait)
 
 
 QUIET = 0.3
@@ -584,21 +584,20 @@ QUIET = 0.3
 updated or deleted right after it)."""
 
 
-async def _follow(
-    emulator: str, conversation: str, printer: ChatPrinter, wait: float, *, until_reply: bool
-) -> None:
+async def _follow(emulator: str, conversation: str, printer: ChatPrinter, wait: float) -> None:
     """Print what crosses the wire in ``conversation`` as it happens, both ways. A turn ends
-    ``QUIET`` seconds after the last event once the bot has replied, or when ``wait`` passes
-    (``until_reply``: with no reply at all; else with nothing new)."""
+    ``QUIET`` seconds after the last event once the bot has replied or refused the message, or
+    when ``wait`` passes."""
     deadline = time.monotonic() + wait
+    printer.refused = False
     while time.monotonic() < deadline:
         after = printer.seen(conversation)
         page = await _get(f"{emulator}/_botemu/conversations/{conversation}/events?after={after}")
         events = page.get("events") or []
         for event in events:
             printer.show(conversation, event)
-        if events and (printer.replies or not until_reply):
-            deadline = time.monotonic() + QUIET if printer.replies else deadline
+        if events and (printer.replies or printer.refused):  # none comes to a refusal
+            deadline = time.monotonic() + QUIET
         await asyncio.sleep(0.05)
 
 
@@ -611,6 +610,8 @@ class ChatPrinter:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.replies = 0
+        self.refused = False
+        """Whether the bot refused the user's last message (an error status, or no answer)."""
         self._seen: dict[str, int] = {}
         self._delivering: dict[str, str] = {}
         self._asked: dict[str, tuple[str, str] | None] = {}
@@ -642,6 +643,7 @@ class ChatPrinter:
             return None
         if kind == "http.error" and conversation in self._delivering:
             label = self._delivering.pop(conversation)
+            self.refused = label != "conversationUpdate"
             return f"  ! {label} not delivered to the bot: {p.get('error')}"
         if kind != EventKind.HTTP_RESPONSE:
             return None
@@ -660,6 +662,7 @@ class ChatPrinter:
             return f"bot {verb}> {text}" if text else f"bot {verb}"
         if conversation in self._delivering:
             label = self._delivering.pop(conversation)
+            self.refused = failed and label != "conversationUpdate"
             if failed:
                 return f"  ! the bot answered {label} with HTTP {status}: {_short(p.get('body'))}"
         return None
