@@ -8,6 +8,7 @@ import socket
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from aiohttp import web
 
@@ -67,6 +68,24 @@ def control_headers(app: web.Application) -> dict[str, str]:
     secret = app[GUARD].secret
     assert secret is not None
     return {SECRET_HEADER: secret}
+
+
+async def post_control(config: ServiceConfig, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST ``body`` to the control route ``path`` of the running botemu of ``config``, with its
+    secret: (status, the JSON answer on 200, else the text)."""
+    import json
+
+    import aiohttp
+
+    from emulator.guard import control_headers as secret_headers
+
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{config.base_url}{path}", json=body,
+                  headers=secret_headers(config.certs_dir)) as response,
+    ):  # fmt: skip
+        text = await response.text()
+        return response.status, json.loads(text) if response.status == 200 else text
 
 
 def load_module(path: Path, name: str) -> ModuleType:

@@ -26,11 +26,10 @@ from emulator.conformance.auth import CASES, NO_ENDORSEMENTS, RULES, TokenFactor
 from emulator.conformance.tls import ProbeError
 from emulator.connector.sender import TokenKind
 from emulator.findings import Finding, Severity
-from emulator.guard import control_headers
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
 from tests.bots.weak_bots import WeakSettings, make_weak_bot
-from tests.support import LoopbackServers, free_port, load_module
+from tests.support import LoopbackServers, free_port, load_module, post_control
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "11111111-2222-3333-4444-555555555555"
@@ -124,16 +123,7 @@ def bot_url(config: ServiceConfig) -> str:
 
 
 async def post_probe(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(
-            f"{config.base_url}/_botemu/probe/auth",
-            json=body,
-            headers=control_headers(config.certs_dir),
-        ) as response,
-    ):
-        text = await response.text()
-        return response.status, json.loads(text) if response.status == 200 else text
+    return await post_control(config, "/_botemu/probe/auth", body)
 
 
 async def run_probe(config: ServiceConfig) -> list[Finding]:

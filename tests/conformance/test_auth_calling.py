@@ -37,7 +37,6 @@ from emulator.conformance.auth_calling import (
 )
 from emulator.conformance.tls import ProbeError
 from emulator.findings import Finding, Severity
-from emulator.guard import control_headers
 from emulator.identity.bearer import TokenKind
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
@@ -51,7 +50,7 @@ from tests.bots.weak_calling_bots import (
     CallingSettings,
     make_weak_calling_bot,
 )
-from tests.support import LoopbackServers, free_port
+from tests.support import LoopbackServers, free_port, post_control
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "conformance" / "calling-auth-probe.yaml"
@@ -104,16 +103,7 @@ async def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncItera
 
 
 async def post_probe(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(
-            f"{config.base_url}/_botemu/probe/auth",
-            json=body,
-            headers=control_headers(config.certs_dir),
-        ) as response,
-    ):
-        text = await response.text()
-        return response.status, json.loads(text) if response.status == 200 else text
+    return await post_control(config, "/_botemu/probe/auth", body)
 
 
 def findings_of(report: dict[str, Any]) -> list[Finding]:

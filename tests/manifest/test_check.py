@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import jwt
 import pytest
 from aiohttp import web
@@ -26,12 +25,11 @@ from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.findings import Finding, Severity
-from emulator.guard import control_headers
 from emulator.manifest.check import DEFAULT_CONSUMER, RULES
 from emulator.manifest.check_cli import add_check_parser
 from emulator.manifest.validate import load_manifest, position_of
 from tests.bots.broken_skill import make_broken_skill, skill
-from tests.support import LoopbackServers, free_port
+from tests.support import LoopbackServers, free_port, post_control
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "examples" / "skill" / "manifest.json"
@@ -86,16 +84,7 @@ async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
 
 
 async def post_check(config: ServiceConfig, body: dict[str, Any]) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(
-            f"{config.base_url}/_botemu/manifest/check",
-            json=body,
-            headers=control_headers(config.certs_dir),
-        ) as response,
-    ):
-        text = await response.text()
-        return response.status, json.loads(text) if response.status == 200 else text
+    return await post_control(config, "/_botemu/manifest/check", body)
 
 
 async def check(config: ServiceConfig, url: str, **extra: Any) -> list[Finding]:
