@@ -61,6 +61,8 @@ from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
+from emulator.conformance.auth import CASES
+
 FLAWS = (
     "optional-auth",
     "any-scheme",
@@ -80,6 +82,38 @@ FLAWS = (
     "answers-401",
     "crashes",
 )
+PROBE_ERRORS: dict[str | None, set[str]] = {
+    None: set(),
+    "optional-auth": {"AUTH-NO-HEADER"},
+    "any-scheme": {"AUTH-SCHEME"},
+    **{
+        flaw: {f"AUTH{path}-{case}" for path in ("", "-EMULATOR", "-EMULATOR-V2") for case in cases}
+        for flaw, cases in {
+            "skip-issuer": ["ISSUER"],
+            "skip-audience": ["AUDIENCE"],
+            "skip-expiry": ["EXPIRED"],
+            "no-skew": ["EXPIRED-WITHIN-SKEW"],
+            "skip-nbf": ["NOT-YET-VALID"],
+            "any-signature": ["TAMPERED", "FORGED-SIGNATURE"],
+            "trust-embedded-jwk": ["UNKNOWN-KEY"],
+            "unknown-kid-ok": ["UNKNOWN-KID"],
+            "accept-none": ["ALG-NONE"],
+            "hs256-public-key": ["HS256-PUBLIC-KEY"],
+        }.items()
+    },
+    "ignore-appid": {
+        "AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID", "AUTH-EMULATOR-V2-WRONG-AZP"
+    },
+    "ignore-azp": {"AUTH-EMULATOR-V2-WRONG-AZP"},
+    "ignore-endorsements": set(),  # no endorsements published: that case is skipped
+    "answers-401": set(),  # 401 instead of 403: warnings only
+    "crashes": {c.rule for c in CASES if not c.expect_accept and c.skip is None},
+}  # fmt: skip
+"""Weak messaging bot flaw -> the probe's error rules, listed in the auth probe's failure."""
+"""Weak bot flaw -> the error rules the auth probe finds in it (botemu publishing no
+endorsements, as by default): tests/conformance/test_auth.py and the conformance suite's test
+both hold each weak bot to exactly these."""
+
 SKEW = 300
 _NO_CHECKS: dict[str, bool] = {
     "verify_exp": False,

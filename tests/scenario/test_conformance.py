@@ -42,7 +42,7 @@ from emulator.scenario.runner import Runner, ScenarioResult, Target, platform_fa
 from emulator.service_cli import serving
 from emulator.transcripts.store import EventKind, StoredEvent, TranscriptStore
 from tests.bots.calling_bots import CONFORMANCE_KINDS, STATE, make_bot
-from tests.bots.weak_bots import FLAWS, WeakSettings, make_weak_bot
+from tests.bots.weak_bots import FLAWS, PROBE_ERRORS, WeakSettings, make_weak_bot
 from tests.support import free_port, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -309,33 +309,7 @@ def test_every_conformance_kind_is_in_the_table() -> None:
     assert set(CONFORMANCE_KINDS) <= kinds
 
 
-AUTH_FLAWS: dict[str | None, set[str]] = {
-    None: set(),
-    "optional-auth": {"AUTH-NO-HEADER"},
-    "any-scheme": {"AUTH-SCHEME"},
-    **{
-        flaw: {f"AUTH{path}-{case}" for path in ("", "-EMULATOR", "-EMULATOR-V2") for case in cases}
-        for flaw, cases in {
-            "skip-issuer": ["ISSUER"],
-            "skip-audience": ["AUDIENCE"],
-            "skip-expiry": ["EXPIRED"],
-            "no-skew": ["EXPIRED-WITHIN-SKEW"],
-            "skip-nbf": ["NOT-YET-VALID"],
-            "any-signature": ["TAMPERED", "FORGED-SIGNATURE"],
-            "trust-embedded-jwk": ["UNKNOWN-KEY"],
-            "unknown-kid-ok": ["UNKNOWN-KID"],
-            "accept-none": ["ALG-NONE"],
-            "hs256-public-key": ["HS256-PUBLIC-KEY"],
-        }.items()
-    },
-    "ignore-appid": {
-        "AUTH-EMULATOR-NO-APPID", "AUTH-EMULATOR-WRONG-APPID", "AUTH-EMULATOR-V2-WRONG-AZP"
-    },
-    "ignore-azp": {"AUTH-EMULATOR-V2-WRONG-AZP"},
-    "ignore-endorsements": set(),  # no endorsements published: that case is skipped
-    "answers-401": set(),  # 401 instead of 403: warnings only
-    "crashes": {c.rule for c in CASES if not c.expect_accept and c.skip is None},
-}  # fmt: skip
+AUTH_FLAWS = PROBE_ERRORS
 """Weak messaging bot flaw -> the probe's error rules, listed in the auth probe's failure."""
 
 
