@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from emulator.calling.delivery import redact_authorization
 from emulator.connector.auth import Verifier
 from emulator.connector.errors import (
     ConnectorError,
@@ -401,8 +402,8 @@ class ConnectorRecorder:
 
     A conversation's transcript (``kind="conversation"``, id = the conversation id) starts when
     the conversation is created or opened. Each request and its response then become an
-    ``http.request`` and an ``http.response`` event (the Authorization value cut to 12
-    characters). Requests that name no conversation (``GET /v3/conversations``, unknown routes)
+    ``http.request`` and an ``http.response`` event (the Authorization value without the token's
+    signature, as every transcript keeps it: ``redact_authorization``). Requests that name no conversation (``GET /v3/conversations``, unknown routes)
     are not recorded. Recording never fails a request: store errors are logged."""
 
     def __init__(
@@ -474,7 +475,7 @@ class ConnectorRecorder:
         parsed: JSON,
     ) -> None:
         headers: dict[str, JSON] = {
-            k: (v[:12] + "\u2026" if k.lower() == "authorization" else v)
+            k: (redact_authorization(v) if k.lower() == "authorization" else v)
             for k, v in request.headers.items()
         }
         text, blob = _text_or_blob(body)
