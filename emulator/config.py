@@ -17,6 +17,20 @@ from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9070
+DEFAULT_EMULATOR = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
+"""Where a command looks for a running botemu unless told otherwise (``--emulator``)."""
+ENV_NAMES = {
+    "base_url": "BOTEMU_BASE_URL",
+    "token_url": "BOTEMU_TOKEN_URL",
+    "connector_scope": "BOTEMU_CONNECTOR_SCOPE",
+    "openid_metadata_url": "BOTEMU_OPENID_METADATA_URL",
+    "jwks_uri": "BOTEMU_JWKS_URI",
+    "connector_issuer": "BOTEMU_CONNECTOR_ISSUER",
+    "emulator_issuer": "BOTEMU_EMULATOR_ISSUER",
+    "idp_openid_url": "BOTEMU_IDP_OPENID_URL",
+    "legacy_audience": "BOTEMU_LEGACY_AUDIENCE",
+}
+"""The environment variable that carries each placeholder to a bot (``botemu serve`` prints them)."""
 """The documented default port of a running botemu (``botemu serve``)."""
 
 

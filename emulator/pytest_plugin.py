@@ -179,7 +179,7 @@ class BotemuServer:
         """The environment a bot reads its platform settings from (what ``botemu serve``
         prints): ``BOTEMU_TOKEN_URL``, ``BOTEMU_OPENID_METADATA_URL``, ... and
         ``BOTEMU_PROFILE``."""
-        from emulator.service_cli import ENV_NAMES
+        from emulator.config import ENV_NAMES
 
         out = {ENV_NAMES[k]: v for k, v in self.placeholders.to_json().items()}
         out["BOTEMU_PROFILE"] = self.config.profile.value
@@ -485,7 +485,7 @@ class Botemu:
         a conversation or ``probe: auth`` without ``messaging_bot``) is not run: its result is
         a ``SkippedResult`` (``skipped`` the reason, ``passed`` True); when no scenario has its
         bot, ``ConfigError`` is raised. ``explain(results)`` says what failed."""
-        from emulator.scenario.testing import (
+        from emulator.runner.suite import (
             ConfigError,
             TargetSettings,
             default_backend,
@@ -514,8 +514,8 @@ class Botemu:
     @staticmethod
     def explain(results: Sequence[ScenarioResultLike]) -> str:
         """What failed in ``results``, as ``botemu test`` prints it (for an assert message)."""
+        from emulator.runner.suite import rule_lookup
         from emulator.scenario.reports import render_failures
-        from emulator.scenario.testing import rule_lookup
 
         return render_failures(results, rule_lookup())
 

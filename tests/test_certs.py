@@ -37,7 +37,7 @@ from emulator.certs import (
     read_crl,
     server_ssl_context,
 )
-from emulator.conformance.cli import register
+from emulator.cli.probe import register
 
 TIMEOUT = aiohttp.ClientTimeout(total=10)
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.cli import main, rules_markdown
+from emulator.cli import main
+from emulator.rulebook import rules_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 WELCOME = ROOT / "examples" / "workflows" / "welcome.json"
@@ -171,7 +172,7 @@ def test_rules_markdown_matches_docs(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_rules_json_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    from emulator.cli import REGISTRIES
+    from emulator.rulebook import REGISTRIES
 
     code, out, _ = run(["rules", "--json"], capsys)
     assert code == 0

@@ -25,7 +25,7 @@ import pytest
 
 from emulator.cli import main
 from emulator.demo import DemoError, DemoOptions, find_root, run_demo
-from emulator.scenario.testing import collect_scenarios
+from emulator.runner.suite import collect_scenarios
 from emulator.transcripts.store import TranscriptStore
 from tests.support import free_port
 

@@ -27,9 +27,9 @@ from aiohttp.test_utils import TestServer
 
 from emulator.certs import ensure_certs
 from emulator.cli import build_parser
+from emulator.cli.options import service_config
 from emulator.config import ServiceConfig
 from emulator.service import make_app
-from emulator.service_cli import service_config
 from emulator.transcripts.store import TranscriptStore
 from tests.support import free_port
 

@@ -288,8 +288,8 @@ async def test_run_scenario_skips_scenarios_whose_bot_is_missing(
     """With a calling bot only, a conversation is skipped with the reason (and passes nothing
     off as run: ``skipped`` is set, ``explain`` leaves it out) while the call runs; a file of
     which nothing can run raises ``ConfigError``."""
+    from emulator.runner.suite import ConfigError
     from emulator.scenario.reports import SkippedResult
-    from emulator.scenario.testing import ConfigError
     from tests.support import free_port
 
     (tmp_path / "a-call.yaml").write_text("name: a call\ncaller: [hangup]\n")

@@ -12,8 +12,9 @@ import pytest
 from aiohttp import web
 
 from emulator.cli import main
+from emulator.cli.options import service_config
 from emulator.config import Profile
-from emulator.service_cli import banner, service_config
+from emulator.service.hosting import banner
 from tests.support import free_port
 
 APP_ID = "11111111-2222-3333-4444-555555555555"
@@ -286,9 +287,10 @@ async def test_serve_tls_serves_everything_over_https_and_its_clients_trust_it(
     import ssl
 
     from emulator.calling.tokens import _config_of
+    from emulator.client import post_control, running
     from emulator.config import BotRegistration, ServiceConfig
     from emulator.errors import BotemuError
-    from emulator.service_cli import post_control, running, serving
+    from emulator.service.hosting import serving
     from emulator.transcripts.store import TranscriptStore
 
     port = free_port()

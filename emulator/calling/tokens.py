@@ -19,10 +19,7 @@ the command line does (``docs/calling-http.md``, "The Bearer token").
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import os
-import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,12 +29,12 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from emulator.config import DEFAULT_HOST, DEFAULT_PORT, ServiceConfig
+from emulator.client import control_ssl
+from emulator.config import DEFAULT_EMULATOR, ServiceConfig
 from emulator.errors import BotemuError
 from emulator.guard import control_headers
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens
 
-DEFAULT_EMULATOR = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
 CONTROL_TIMEOUT = 5.0
 MAX_APP_ID = 256
 
@@ -217,40 +214,6 @@ def _registered_app_id(config: dict[str, Any], bot_url: str) -> str | None:
 def _normal(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{(parts.netloc or '').lower()}{parts.path.rstrip('/')}"
-
-
-DEFAULT_CA = Path("certs") / "ca.pem"
-"""botemu's CA as ``botemu certs`` and ``botemu serve --tls`` write it by default."""
-
-
-def control_ssl(url: str) -> ssl.SSLContext | bool:
-    """How a client checks the certificate of the botemu at ``url``: aiohttp's default (True) for
-    http; for https, the system's trust (``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` honoured) plus
-    botemu's CA ``certs/ca.pem`` when that file exists (``botemu serve --tls`` in the same
-    directory), host name checked."""
-    if urlsplit(url).scheme != "https":
-        return True
-    try:
-        stamp = DEFAULT_CA.resolve().stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    ca_file = str(DEFAULT_CA.resolve()) if stamp is not None else None
-    system = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    return _trusting(ca_file, stamp, system)
-
-
-@functools.lru_cache(maxsize=4)
-def _trusting(
-    ca_file: str | None, stamp: int | None, system: tuple[str | None, str | None]
-) -> ssl.SSLContext:
-    """(``stamp`` and ``system`` only key the cache: a changed file or environment, a new one.)"""
-    context = ssl.create_default_context()
-    if ca_file is not None:
-        try:
-            context.load_verify_locations(cafile=ca_file)
-        except (OSError, ssl.SSLError):
-            pass  # not a CA file after all: the system's trust alone
-    return context
 
 
 async def _config_of(http: aiohttp.ClientSession, emulator: str) -> dict[str, Any] | None:

@@ -80,9 +80,9 @@ class LogView:
     def rules(self) -> dict[str, Rule]:
         """Rule id -> rule, over every registry ``botemu rules`` lists (built once)."""
         if self._rules is None:
-            from emulator.cli import REGISTRIES  # the CLI module gathers every area's rules
+            from emulator.rulebook import rule_index  # every area's rules: loaded when first asked
 
-            self._rules = {rule.id: rule for registry in REGISTRIES for rule in registry}
+            self._rules = rule_index()
         return self._rules
 
 
@@ -204,7 +204,7 @@ def _file(path: Path) -> web.Response:
 
 
 async def _rules_doc(request: web.Request) -> web.Response:
-    from emulator.cli import rules_markdown
+    from emulator.rulebook import rules_markdown
 
     return web.Response(text=rules_markdown(), content_type="text/plain", charset="utf-8")
 

@@ -40,7 +40,7 @@ CONTEXT = 3
 
 
 class ScenarioResultLike(Protocol):
-    """What a report needs of a scenario's result (``emulator.scenario.runner.ScenarioResult``).
+    """What a report needs of a scenario's result (``emulator.runner.runner.ScenarioResult``).
 
     ``failures``: the findings that made it fail (expectations not met, error findings the
     scenario did not expect); ``findings``: every finding of the run. ``ladder``: the transcript

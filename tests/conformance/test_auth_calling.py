@@ -40,8 +40,8 @@ from emulator.findings import Finding, Severity
 from emulator.identity.bearer import TokenKind
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, TokenError, validate
+from emulator.runner.runner import Runner, Target
 from emulator.scenario.loader import load_scenarios
-from emulator.scenario.runner import Runner, Target
 from emulator.transcripts.store import EventKind, TranscriptStore
 from tests.bots.weak_calling_bots import (
     FLAWS,

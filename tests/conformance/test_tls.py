@@ -33,7 +33,7 @@ from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
 from emulator.certs import PLATFORM_CN, CertPaths, ensure_certs, server_ssl_context
-from emulator.conformance.cli import register
+from emulator.cli.probe import register
 from emulator.conformance.tls import RULES, ProbeError, probe_tls
 from emulator.findings import Finding, Severity
 from tests.support import load_module

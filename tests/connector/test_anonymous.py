@@ -16,10 +16,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from emulator.cli.options import service_config
 from emulator.config import ANONYMOUS_APP_ID, BotRegistration, ServiceConfig
 from emulator.connector.sender import TokenKind
 from emulator.service import EMULATOR, make_app
-from emulator.service_cli import service_config
 from emulator.transcripts.store import EventKind, TranscriptStore
 from tests.support import control_headers, free_port
 
@@ -182,8 +182,8 @@ async def test_a_conversation_scenario_and_the_plugin_talk_to_an_anonymous_bot(
     tmp_path: Path,
 ) -> None:
     from emulator.pytest_plugin import Botemu, BotemuServer
+    from emulator.runner.runner import Runner, Target
     from emulator.scenario.loader import load_scenario
-    from emulator.scenario.runner import Runner, Target
 
     bot = TemplateBot()
     runner = web.AppRunner(bot.app())

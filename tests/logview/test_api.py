@@ -22,12 +22,12 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from emulator.calling.events import EndReason
+from emulator.cli.logview import open_store, register, serve
 from emulator.config import ServiceConfig
 from emulator.demo import Endpoints, introduction
 from emulator.jsonutil import JSON
 from emulator.logview import LOGVIEW, standalone_app
 from emulator.logview import feed as feed_module
-from emulator.logview.cli import open_store, register, serve
 from emulator.logview.feed import Poller
 from emulator.logview.routes import CSP, STATIC
 from emulator.service import make_app

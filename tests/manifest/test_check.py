@@ -23,10 +23,10 @@ import pytest
 from aiohttp import web
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
+from emulator.cli.manifest_check import add_check_parser
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.findings import Finding, Severity
 from emulator.manifest.check import DEFAULT_CONSUMER, RULES
-from emulator.manifest.check_cli import add_check_parser
 from emulator.manifest.validate import load_manifest, position_of
 from tests.bots.broken_skill import make_broken_skill, skill
 from tests.support import LoopbackServers, free_port, post_control

@@ -14,8 +14,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from emulator.cli.manifest import add_manifest_parser, register
 from emulator.manifest import ManifestError, load_manifest, schema
-from emulator.manifest.cli import add_manifest_parser, register
 
 HERE = Path(__file__).parent / "manifests"
 FIVE = HERE / "five-errors.json"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from emulator.cli.scenario import register
 from emulator.scenario import schema
-from emulator.scenario.cli import register
 from emulator.scenario.loader import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -34,12 +34,12 @@ from emulator.calling.session import CallSettings, place_call
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.conformance.auth import CASES
 from emulator.findings import Severity
+from emulator.runner.runner import Runner, ScenarioResult, Target, platform_faults
 from emulator.scenario import ScenarioError, load_scenario_text
 from emulator.scenario.expectations import evaluate
 from emulator.scenario.loader import discover, load_scenarios
 from emulator.scenario.model import CallExpect, Faults, ReplyExpect, Scenario
-from emulator.scenario.runner import Runner, ScenarioResult, Target, platform_faults
-from emulator.service_cli import serving
+from emulator.service.hosting import serving
 from emulator.transcripts.store import EventKind, StoredEvent, TranscriptStore
 from tests.bots.calling_bots import CONFORMANCE_KINDS, STATE, make_bot
 from tests.bots.weak_bots import FLAWS, PROBE_ERRORS, WeakSettings, make_weak_bot

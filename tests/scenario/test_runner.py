@@ -21,6 +21,7 @@ from aiohttp.test_utils import TestServer
 from emulator.calling.caller import CallerScript
 from emulator.certs import PLATFORM_CN, ensure_certs
 from emulator.config import BotRegistration, ServiceConfig
+from emulator.runner.runner import Runner, ScenarioResult, Target, platform_faults
 from emulator.scenario.model import (
     CallExpect,
     ChoicesExpect,
@@ -36,8 +37,7 @@ from emulator.scenario.model import (
     TextMatch,
     Turn,
 )
-from emulator.scenario.runner import Runner, ScenarioResult, Target, platform_faults
-from emulator.service_cli import serving
+from emulator.service.hosting import serving
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.calling_bots import make_bot
 from tests.support import free_port, load_module

@@ -26,10 +26,9 @@ import pytest
 import xmlschema
 
 from emulator.calling.caller import CallerScript
+from emulator.cli.test import register, run_command
 from emulator.findings import Finding, Severity
-from emulator.scenario.loader import ScenarioError
-from emulator.scenario.model import Scenario, Turn
-from emulator.scenario.testing import (
+from emulator.runner.suite import (
     Backend,
     KeywordError,
     RunnerLike,
@@ -37,11 +36,11 @@ from emulator.scenario.testing import (
     collect_scenarios,
     compile_keyword,
     derive_seed,
-    register,
     rule_lookup,
-    run_command,
     select,
 )
+from emulator.scenario.loader import ScenarioError
+from emulator.scenario.model import Scenario, Turn
 from emulator.transcripts.store import TranscriptStore
 from tests.support import free_port
 

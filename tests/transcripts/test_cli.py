@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from emulator.transcripts.cli import register
+from emulator.cli.transcript import register
 from emulator.transcripts.store import EventKind, TranscriptStore
 
 T0 = datetime(2024, 5, 1, 12, 0, 0).timestamp()  # local time, as the CLI prints it

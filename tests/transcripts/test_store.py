@@ -614,7 +614,7 @@ def test_a_call_killed_midway_is_marked_interrupted(
         assert again.interrupted == []
         assert len(again.events(call_id)) == len(events)
 
-    from emulator.transcripts.cli import register
+    from emulator.cli.transcript import register
 
     parser = argparse.ArgumentParser(prog="botemu")
     register(parser.add_subparsers(dest="command"))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from emulator.client import DEFAULT_EMULATOR, finding_of, post_control, running
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
@@ -33,7 +34,7 @@ from emulator.manifest.validate import (
     position_of,
     validate_manifest,
 )
-from emulator.service_cli import DEFAULT_EMULATOR, finding_of, post_control, running, serving
+from emulator.service.hosting import serving
 from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -87,6 +87,13 @@ def register(subparsers: SubParsers[Any]) -> SubParsers[Any]:
     return commands
 
 
+def register_commands(subparsers: SubParsers[Any]) -> None:
+    """``register``, then ``manifest check`` (``emulator.cli.manifest_check``)."""
+    from emulator.cli.manifest_check import add_check_parser
+
+    add_check_parser(register(subparsers))
+
+
 def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, TextIO], int]:
     def handler(args: argparse.Namespace, out: TextIO) -> int:
         parser.print_help(sys.stderr)

@@ -26,13 +26,11 @@ Errors: ``ConfigError`` (a ``BotemuError``) is a usage or configuration problem,
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import re
 import secrets
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -45,6 +43,7 @@ import yaml
 
 from emulator.errors import BotemuError
 from emulator.findings import Finding
+from emulator.runner.runner import derive_seed
 from emulator.scenario.loader import ScenarioError, discover, load_scenarios
 from emulator.scenario.model import Scenario
 from emulator.scenario.reports import (
@@ -61,7 +60,6 @@ from emulator.scenario.reports import (
     render_failure,
     summary,
 )
-from emulator.scenario.runner import derive_seed
 from emulator.transcripts.store import TranscriptError, TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -139,15 +137,16 @@ def _at(path: Path, node: yaml.Node) -> str:
 
 
 def target_settings(
-    args: argparse.Namespace, environ: dict[str, str] | None = None
+    flags: Mapping[str, Any], environ: dict[str, str] | None = None
 ) -> TargetSettings:
-    """The target from ``--config`` and the flags (flags win); the password falls back to
-    ``$BOT_APP_PASSWORD``."""
+    """The target from the configuration file ``flags["config"]`` and the flags (flags win;
+    a flag that is None is not given); the password falls back to ``$BOT_APP_PASSWORD``."""
     environ = dict(os.environ) if environ is None else environ
-    data = read_config(args.config) if args.config is not None else {}
+    config = flags.get("config")
+    data = read_config(config) if config is not None else {}
 
     def pick(name: str) -> str | None:
-        flag = getattr(args, name, None)
+        flag = flags.get(name)
         return str(flag) if flag is not None else data.get(name)
 
     password = pick("app_password") or environ.get(ENV_PASSWORD) or None
@@ -159,8 +158,8 @@ def target_settings(
         emulator=pick("emulator"),
         certs=_path(pick("certs")),
         ca=_path(pick("ca")),
-        no_token=bool(getattr(args, "no_token", False)),
-        legacy_validation_outcome=bool(getattr(args, "legacy_validation_outcome", False)),
+        no_token=bool(flags.get("no_token", False)),
+        legacy_validation_outcome=bool(flags.get("legacy_validation_outcome", False)),
     )
     for flag, url in (("--bot", target.bot), ("--messaging-bot", target.messaging_bot),
                       ("--emulator", target.emulator)):  # fmt: skip
@@ -421,8 +420,8 @@ def open_runner(
     max_workflows: int | None,
     timeout: float | None,
 ) -> AbstractAsyncContextManager[RunnerLike]:
-    """``emulator.scenario.runner.Runner`` for ``target``."""
-    from emulator.scenario.runner import Runner, Target
+    """``emulator.runner.runner.Runner`` for ``target``."""
+    from emulator.runner.runner import Runner, Target
 
     made = Target(
         bot_url=target.bot,
@@ -442,11 +441,9 @@ def open_runner(
 def rule_lookup() -> RuleLookup:
     """Rule id -> ``Rule``, over every registry botemu has (``botemu rules``) and the scenario
     expectations' own."""
-    from emulator.cli import REGISTRIES
-    from emulator.scenario.expectations import RULES as EXPECTATIONS
+    from emulator.rulebook import rule_index
 
-    index = {rule.id: rule for registry in (*REGISTRIES, EXPECTATIONS) for rule in registry}
-    return index.get
+    return rule_index().get
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,76 +462,7 @@ class CrashedResult:
     ladder: tuple[str, ...] = ()
 
 
-# --- the command ----------------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    """Add ``test`` to ``subparsers`` (the object ``ArgumentParser.add_subparsers()`` returns)."""
-    test = subparsers.add_parser(
-        "test",
-        help="run scenario files against a bot (CI: JUnit and JSON reports)",
-        description="Run every scenario file under the paths against the bot, each matrix entry "
-        "as its own test. Exit 0: every scenario ran and passed; 1: one failed or could not run; "
-        "2: a usage, configuration or scenario-file error, or zero scenarios selected.",
-    )
-    add_arguments(test)
-    test.set_defaults(handler=test_handler)
-
-
-def _positive(kind: Callable[[str], int | float]) -> Callable[[str], Any]:
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text!r} is not more than 0")
-        return value
-
-    return parse
-
-
-def add_arguments(test: argparse.ArgumentParser) -> None:
-    test.add_argument("paths", metavar="PATH", nargs="+", type=Path,
-                      help="a scenario file, or a directory (every *.yaml under it; _*.yaml are includes)")  # fmt: skip
-    target = test.add_argument_group("target (flags win over --config)")
-    target.add_argument("--bot", metavar="URL", help="the calling bot's URL")
-    target.add_argument("--messaging-bot", metavar="URL", help="the messaging bot's endpoint")
-    target.add_argument("--app-id", metavar="ID", help="the bot's app id (the messaging bot's "
-                        "registration; the audience of the calling Bearer token)")  # fmt: skip
-    target.add_argument("--app-password", metavar="PW",
-                        help=f"the messaging bot's password (default ${ENV_PASSWORD})")  # fmt: skip
-    target.add_argument("--emulator", metavar="URL",
-                        help="a running botemu to chat through, whose keys sign the calling "
-                        "Bearer token (default: start one to chat; sign with the botemu at "
-                        "http://127.0.0.1:9070 if it answers, else with the keys in --certs)")  # fmt: skip
-    target.add_argument("--no-token", action="store_true",
-                        help="calls carry no Authorization header")  # fmt: skip
-    target.add_argument("--legacy-validation-outcome", action="store_true",
-                        help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
-    target.add_argument("--config", type=Path, metavar="FILE",
-                        help=f"YAML with the target keys: {', '.join(CONFIG_KEYS)}")  # fmt: skip
-    target.add_argument("--certs", metavar="DIR", help="certificates for https bots (botemu certs)")
-    target.add_argument("--ca", metavar="FILE", help="the CA that signed the bot's certificate")
-    run = test.add_argument_group("running")
-    run.add_argument("-j", "--jobs", type=_positive(int), default=1, metavar="N",
-                     help="scenarios run at once (default 1)")  # fmt: skip
-    run.add_argument("--seed", type=int, metavar="N",
-                     help="the run's seed (default: a random one, printed in the summary)")  # fmt: skip
-    run.add_argument("-k", dest="keyword", metavar="EXPR",
-                     help="select by id or file: words with and/or/not, e.g. 'menu and not timeout'")  # fmt: skip
-    run.add_argument("--tag", dest="tags", action="append", default=[], metavar="T",
-                     help="select scenarios with this tag (repeat: any of them)")  # fmt: skip
-    run.add_argument("--max-workflows", type=_positive(int), metavar="N",
-                     help="workflows per call before the platform hangs up")  # fmt: skip
-    run.add_argument("--timeout", type=_positive(float), metavar="S",
-                     help="seconds the bot has to answer each request")  # fmt: skip
-    run.add_argument("--db", type=Path, default=None, metavar="PATH",
-                     help="transcript database (default $BOTEMU_DB or .botemu/transcripts.db)")  # fmt: skip
-    report = test.add_argument_group("reports")
-    report.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
-    report.add_argument("--json", metavar="FILE",
-                        help="write the JSON report (- for standard output; the rest goes to stderr)")  # fmt: skip
+# --- a run -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,39 +480,6 @@ class RunOptions:
     timeout: float | None = None
     junit: Path | None = None
     json: str | None = None
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> RunOptions:
-        compile_keyword(args.keyword or "")  # a bad -k is a usage error before anything is read
-        return cls(
-            paths=tuple(args.paths),
-            target=target_settings(args),
-            jobs=args.jobs,
-            seed=args.seed,
-            keyword=args.keyword,
-            tags=tuple(args.tags),
-            db=args.db or default_db(),
-            max_workflows=args.max_workflows,
-            timeout=args.timeout,
-            junit=args.junit,
-            json=args.json,
-        )
-
-
-def test_handler(args: argparse.Namespace, out: TextIO) -> int:
-    return run_command(args, out, sys.stderr)
-
-
-def run_command(
-    args: argparse.Namespace, out: TextIO, err: TextIO, backend: Backend | None = None
-) -> int:
-    """The whole command; ``backend`` replaces the loader and runner (tests)."""
-    try:
-        options = RunOptions.from_args(args)
-    except BotemuError as e:
-        err.write(f"botemu test: {e}\n")
-        return EXIT_USAGE
-    return run_options(options, out, err, backend)
 
 
 def run_options(

@@ -1,8 +1,5 @@
-"""A running botemu: identity, connector and the control API, in one aiohttp application.
-
-One emulator, one issuer, one key set: ``botemu serve`` runs this app, and ``chat``, ``token``,
-``config`` and the probes talk to it over its control API, kept apart from the emulated platform
-API under ``/_botemu/``:
+"""The control API of a running botemu, kept apart from the emulated platform API under
+``/_botemu/``: ``chat``, ``token``, ``config``, the probes and the pytest plugin talk to it.
 
 ==================================================  ============================================
 ``GET  /_botemu/health``                            ``{"status": "ok", "version"}``
@@ -39,30 +36,18 @@ application/json`` and ``X-Botemu-Secret`` (the run's secret, in ``<certs>/contr
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-import aiohttp
 from aiohttp import web
 
 from emulator import __version__
 from emulator.calling.tokens import MAX_APP_ID
-from emulator.config import BotRegistration, Profile, ServiceConfig, anonymous_app_id
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
-from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
-from emulator.connector.models import ConnectorState
-from emulator.connector.routes import AnonymousBots, setup_connector
-from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
+from emulator.connector.sender import TokenKind
 from emulator.findings import Finding
-from emulator.guard import protect
-from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.jsonutil import JSON, JSONObject
-from emulator.logview import setup_logview
 from emulator.manifest.check import (
     DEFAULT_CONSUMER,
     SkillCheckError,
@@ -70,146 +55,8 @@ from emulator.manifest.check import (
     check_skill,
     pick_endpoint,
 )
-from emulator.pki_routes import pki_routes
-from emulator.transcripts.store import TranscriptError, TranscriptStore
-
-CONTROL = "/_botemu"
-MAX_URL = 2048
-USER: JSONObject = {"id": "user-1", "name": "User", "role": "user"}
-
-
-@dataclass
-class Emulator:
-    """The one state object of a running botemu (owned by the app, resettable)."""
-
-    config: ServiceConfig
-    identity: IdentityService
-    connector: ConnectorState
-    store: TranscriptStore
-    tokens: BotTokens
-    clock: Callable[[], float] = time.time
-    sender: ActivitySender | None = None
-    opened: dict[str, str] = field(default_factory=dict)
-    """Conversation id -> app id of conversations opened through the control API."""
-
-    def bot(self, app_id: str) -> BotRegistration:
-        bot = self.config.bot(app_id)
-        if bot is None:
-            raise web.HTTPNotFound(text=f"no bot registered with app id {app_id}")
-        return bot
-
-    def bot_at(self, endpoint: str) -> BotRegistration:
-        """The bot registered at the messaging ``endpoint``; one that is not is registered now
-        as an anonymous bot (an SDK template with no credentials), so ``botemu chat --bot URL``
-        reaches any bot through a running botemu."""
-        for bot in self.config.bots:
-            if bot.endpoint == endpoint:
-                return bot
-        number = sum(b.anonymous for b in self.config.bots) + 1
-        bot = BotRegistration(anonymous_app_id(number), "", endpoint, anonymous=True)
-        self.config = replace(self.config, bots=(*self.config.bots, bot))
-        return bot
-
-    def record(self, conversation_id: str, kind: str, payload: JSONObject) -> None:
-        try:
-            self.store.append(conversation_id, kind, payload)
-        except TranscriptError:
-            pass  # a conversation the store does not know: recording never fails a send
-
-    async def chat(
-        self,
-        app_id: str,
-        text: str | None,
-        conversation_id: str | None,
-        kind: TokenKind,
-        activity: JSONObject | None = None,
-        *,
-        version: str = "1.0",
-    ) -> tuple[str, str, BotAnswer]:
-        """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
-        (conversation id, activity id, the bot's answer). ``version``: the ``ver`` of
-        emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``)."""
-        assert self.sender is not None
-        bot = self.bot(app_id)
-        if conversation_id is None or conversation_id not in self.opened:
-            conversation = self.connector.open_conversation(app_id, USER)
-            conversation_id = conversation.id
-            self.opened[conversation_id] = app_id
-            update = self.activity(conversation_id, app_id, {
-                "type": "conversationUpdate",
-                "membersAdded": [dict(USER), {"id": app_id, "name": bot.name or "bot"}],
-            })  # fmt: skip
-            # Stored like every activity botemu delivers, so the bot can reply to it (the
-            # template's greeting in on_members_added_activity) and ask for its members.
-            update["id"] = self.connector.post_activity(conversation_id, update, from_bot=False)
-            await self.sender.send(bot, conversation_id, update, kind=kind, version=version)
-        fields: JSONObject = dict(activity) if activity else {"type": "message", "text": text}
-        message = self.activity(conversation_id, app_id, fields)
-        activity_id = self.connector.post_activity(conversation_id, message, from_bot=False)
-        message["id"] = activity_id
-        answer = await self.sender.send(bot, conversation_id, message, kind=kind,
-                                        version=version)  # fmt: skip
-        return conversation_id, activity_id, answer
-
-    def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:
-        return {
-            "id": uuid.uuid4().hex,
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock())),
-            "from": dict(USER),
-            "recipient": {"id": app_id, "role": "bot"},
-            "conversation": {"id": conversation_id},
-            **fields,
-        }
-
-
-EMULATOR = web.AppKey("emulator", Emulator)
-
-
-def make_app(
-    config: ServiceConfig, store: TranscriptStore, *, clock: Callable[[], float] = time.time
-) -> web.Application:
-    """The whole emulator as one aiohttp application."""
-    identity = IdentityService.from_config(config, clock=clock)
-    identity.keys.current()  # generate (or load) the signing key before serving
-    placeholders = config.placeholders()
-    connector = ConnectorState(service_url=placeholders.base_url, clock=clock)
-    verifier = identity_verifier(  # tokens of either profile's token endpoint are accepted
-        identity.keys,
-        [config.placeholders(p) for p in Profile],
-        registered=lambda a: config.bot(a) is not None,
-        clock=clock,
-    )
-    tokens = BotTokens(identity.keys, placeholders, config.profile, clock)
-    app = web.Application(client_max_size=8 * 1024 * 1024)
-    app[IDENTITY] = identity
-    app[EMULATOR] = Emulator(config, identity, connector, store, tokens, clock)
-    app.add_routes(identity_routes(identity))
-    emulator = app[EMULATOR]  # the configuration may gain anonymous bots as it runs
-    anonymous = AnonymousBots(
-        lambda app_id: emulator.config.anonymous(app_id), lambda: emulator.config.only_anonymous()
-    )
-    setup_connector(app, connector, verifier, store=store, anonymous=anonymous)
-    app.add_routes(control_routes())
-    app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
-    setup_logview(app, store)  # the log view: GET / and /_logview/
-    protect(
-        app,
-        port=config.port,
-        bind_host=config.host,
-        allow_hosts=config.allow_hosts,
-        certs_dir=config.certs_dir,
-        tls=config.tls,
-    )  # Host, Origin, secret: emulator/guard.py
-    app.cleanup_ctx.append(_http_client)
-    return app
-
-
-async def _http_client(app: web.Application) -> AsyncIterator[None]:
-    emulator = app[EMULATOR]
-    async with aiohttp.ClientSession() as http:
-        emulator.sender = ActivitySender(http, emulator.tokens, record=emulator.record)
-        yield
-        emulator.sender = None
+from emulator.service.state import CONTROL, EMULATOR, MAX_URL, config_document
+from emulator.transcripts.store import TranscriptError
 
 
 def control_routes() -> list[web.RouteDef]:
@@ -227,18 +74,6 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/probe/auth", _probe_auth),
         web.post(f"{CONTROL}/manifest/check", _manifest_check),
     ]
-
-
-def config_document(config: ServiceConfig) -> JSONObject:
-    """The object ``GET /_botemu/config`` answers: every placeholder name (without braces) of
-    the active profile, plus the registered bots."""
-    out: JSONObject = dict(config.placeholders().to_json())
-    out["bots"] = [
-        {"app_id": b.app_id, "endpoint": b.endpoint, "calling_endpoint": b.calling_endpoint,
-         "name": b.name}
-        for b in config.bots
-    ]  # fmt: skip
-    return out
 
 
 async def _health(request: web.Request) -> web.Response:

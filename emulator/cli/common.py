@@ -1,0 +1,39 @@
+"""What every command module shares: the exit codes, the parser class whose usage errors exit 2
+with one line, and colour that honours ``NO_COLOR`` and terminals."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import NoReturn, TextIO
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one line and the subcommand's usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+class Paint:
+    """ANSI colour for a terminal, plain text otherwise."""
+
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
+
+
+def painter(out: TextIO) -> Paint:
+    colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
+    return Paint(bool(colour))
+
+
+def count(n: int, word: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")

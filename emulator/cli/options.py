@@ -1,0 +1,152 @@
+"""The options every command that runs or finds an emulator shares (``--host``, ``--port``,
+``--profile``, ``--config`` FILE, a bot, ``--certs``, ``--tls``, ...), and the ``ServiceConfig``
+they make together with the configuration file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from emulator.config import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    BotRegistration,
+    Profile,
+    ServiceConfig,
+    anonymous_app_id,
+)
+from emulator.errors import BotemuError
+from emulator.identity.keys import endorsed_channels
+
+
+def service_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default=None, help=f"address to listen on ({DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, default=None, help=f"port ({DEFAULT_PORT})")
+    parser.add_argument("--profile", choices=[p.value for p in Profile], default=None,
+                        help="authentication configuration (v3.1)")  # fmt: skip
+    parser.add_argument("--config", type=Path, metavar="FILE", help="a YAML configuration file")
+    parser.add_argument("--bot-endpoint", metavar="URL", help="register one bot: its endpoint")
+    parser.add_argument("--app-id", dest="bot_app_id",
+                        help="... its app id (none: an anonymous bot, as an SDK template starts)")  # fmt: skip
+    parser.add_argument("--app-password", dest="bot_app_password", help="... its password")
+    parser.add_argument("--certs", type=Path, default=None, help="certificates and keys (certs/)")
+    parser.add_argument("--tls", action="store_true", default=None,
+                        help="serve over HTTPS with the server certificate of botemu certs")  # fmt: skip
+    parser.add_argument("--real-issuers", action="store_true", default=None,
+                        help="tokens carry the real platform's issuer strings (docs/sdk.md)")  # fmt: skip
+    parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
+                        help="publish the signing keys endorsed for these channel ids only "
+                        "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
+    parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
+                        help="answer to this Host name too (NAME or NAME:PORT; repeatable; "
+                        "e.g. the compose service name a bot calls); docs/security.md")  # fmt: skip
+
+
+def service_config(args: argparse.Namespace) -> ServiceConfig:
+    """The ServiceConfig of a config file and command-line options (options win)."""
+    data: dict[str, Any] = {}
+    if args.config is not None:
+        data = _read_config(args.config)
+    bots: list[BotRegistration] = []
+    for i, b in enumerate(data.get("bots") or []):
+        bots.append(_bot(b, f"{args.config}: bots[{i}]", sum(x.anonymous for x in bots) + 1))
+    if getattr(args, "bot_app_id", None):
+        bots.append(BotRegistration(args.bot_app_id, args.bot_app_password or "",
+                                    args.bot_endpoint))  # fmt: skip
+    elif getattr(args, "bot_endpoint", None):  # a template bot with no credentials
+        if getattr(args, "bot_app_password", None):
+            raise BotemuError("--app-password needs --app-id")
+        number = sum(b.anonymous for b in bots) + 1
+        bots.append(BotRegistration(anonymous_app_id(number), "", args.bot_endpoint,
+                                    anonymous=True))  # fmt: skip
+    profile = args.profile or data.get("profile") or Profile.V31.value
+    try:
+        return ServiceConfig(
+            host=args.host or str(data.get("host", DEFAULT_HOST)),
+            port=int(args.port or data.get("port", DEFAULT_PORT)),
+            profile=Profile(profile),
+            bots=tuple(bots),
+            certs_dir=Path(args.certs or data.get("certs", "certs")),
+            overrides={str(k): str(v) for k, v in (data.get("overrides") or {}).items()},
+            tls=_flag(getattr(args, "tls", None), data, "tls"),
+            real_issuers=_flag(getattr(args, "real_issuers", None), data, "real_issuers"),
+            endorsements=endorsed_channels(
+                getattr(args, "endorse", None) or data.get("endorsements") or []
+            ),
+            allow_hosts=_hosts(getattr(args, "allow_host", None), data),
+        )
+    except (ValueError, TypeError) as e:
+        raise BotemuError(f"bad configuration: {e}") from e
+
+
+def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
+    """``--allow-host`` and the file's ``allow_hosts`` (a list of names), together."""
+    listed = data.get("allow_hosts") or []
+    if not isinstance(listed, list) or not all(isinstance(h, str) for h in listed):
+        raise ValueError(f"allow_hosts is a list of host names, not {listed!r}")
+    return tuple(dict.fromkeys([*listed, *(option or [])]))
+
+
+def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
+    """A yes/no setting: the command-line flag when given, else the file's (true or false)."""
+    if option:
+        return True
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} is true or false, not {value!r}")
+    return value
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BotemuError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BotemuError(f"{path}: cannot read: {e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise BotemuError(f"{where}: not YAML: {getattr(e, 'problem', e)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BotemuError(f"{path}: expected a mapping of settings")
+    known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
+             "endorsements", "allow_hosts"}  # fmt: skip
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise BotemuError(
+            f"{path}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(known))})"
+        )
+    return data
+
+
+def _bot(data: object, where: str, anonymous_number: int) -> BotRegistration:
+    """A bot of the configuration file; without an app id (absent or empty), an anonymous bot
+    named ``anonymous_app_id(anonymous_number)``."""
+    if not isinstance(data, dict) or not isinstance(data.get("app_id", ""), str):
+        raise BotemuError(f"{where}: a bot is a mapping with app_id, app_password and endpoint")
+    if not data.get("app_id"):
+        if data.get("app_password"):
+            raise BotemuError(f"{where}: app_password without app_id")
+        if not data.get("endpoint") and not data.get("calling_endpoint"):
+            raise BotemuError(f"{where}: a bot is a mapping with app_id, app_password and "
+                              "endpoint (an anonymous bot: an endpoint without app_id)")  # fmt: skip
+        return BotRegistration(
+            app_id=anonymous_app_id(anonymous_number), app_password="",
+            endpoint=data.get("endpoint"), calling_endpoint=data.get("calling_endpoint"),
+            name=data.get("name"), anonymous=True,
+        )  # fmt: skip
+    return BotRegistration(
+        app_id=data["app_id"],
+        app_password=str(data.get("app_password", "")),
+        endpoint=data.get("endpoint"),
+        calling_endpoint=data.get("calling_endpoint"),
+        name=data.get("name"),
+    )
+
+

@@ -1,0 +1,185 @@
+"""``botemu serve``, ``config``, ``token`` and ``chat``: the messaging side of the command line.
+
+One emulator, one issuer, one key set: the client commands talk to the running ``botemu serve``
+at ``--emulator`` (default ``http://127.0.0.1:9070``). Only when none answers there do ``chat``
+and ``token`` start one in-process on that address (with the bot given on the command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import aiohttp
+
+from emulator.cli.chat import chat_handler
+from emulator.cli.options import service_config, service_options
+from emulator.client import DEFAULT_EMULATOR, get_json, post_json, running
+from emulator.config import (
+    ENV_NAMES,
+    ServiceConfig,
+)
+from emulator.errors import BotemuError
+from emulator.service import config_document
+from emulator.service.hosting import banner, serving
+from emulator.transcripts.store import TranscriptStore, default_db
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the connector, identity and control services until Ctrl-C",
+        description="Run botemu's connector, identity service and control API on one address, "
+        "print the settings a bot needs, and serve until Ctrl-C.",
+    )
+    service_options(serve)
+    serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
+    serve.set_defaults(handler=_serve)
+
+    config = subparsers.add_parser(
+        "config",
+        help="print every spec placeholder as botemu serves it",
+        description="Print the settings of the running botemu at --emulator (GET /_botemu/config), "
+        "or at the --host and --port given (default 127.0.0.1:9070); when none runs there, or "
+        "when other serve options are given, the ones these options give. A line on stderr "
+        "says which is shown.",
+    )
+    service_options(config)
+    config.add_argument("--emulator", default=None, metavar="URL",
+                        help=f"the running botemu to ask (default {DEFAULT_EMULATOR})")  # fmt: skip
+    config.add_argument("--json", action="store_true", help="print the JSON object")
+    config.set_defaults(handler=_config)
+
+    token = subparsers.add_parser(
+        "token",
+        help="mint an access token for a registered bot (for curl)",
+        description="Print an access token for a bot, as the token endpoint issues it.",
+    )
+    token.add_argument("--app-id", required=True)
+    token.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
+    token.add_argument("--certs", type=Path, default=Path("certs"), metavar="DIR",
+                       help="the running botemu's certificates directory: its control secret")  # fmt: skip
+    token.add_argument("--json", action="store_true", help="print the token response JSON")
+    token.set_defaults(handler=_token)
+
+    chat = subparsers.add_parser(
+        "chat",
+        help="chat with a messaging bot through botemu's connector",
+        description="Chat with a bot: type a message, the bot's replies appear as they reach the "
+        "connector. With --send, send one message and exit 0 when a reply came, 1 when none "
+        "came before --wait ran out.",
+    )
+    chat.add_argument("--bot", required=True, metavar="URL", help="the bot's messaging endpoint")
+    chat.add_argument("--app-id", help="the bot's app id (default: the bot registered at URL; "
+                      "with no botemu running and none given, an anonymous bot)")  # fmt: skip
+    chat.add_argument("--app-password", help="the bot's password (for an in-process emulator)")
+    chat.add_argument("--emulator", default=DEFAULT_EMULATOR, metavar="URL")
+    chat.add_argument("--certs", type=Path, default=Path("certs"), metavar="DIR",
+                      help="the botemu's certificates directory: its control secret (certs/)")  # fmt: skip
+    chat.add_argument("--send", metavar="TEXT", help="send one message, print the replies, exit")
+    chat.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a reply")
+    chat.add_argument("--emulator-token", action="store_true",
+                      help="send emulator-path tokens instead of connector-path ones")  # fmt: skip
+    chat.add_argument("--token-version", choices=["1.0", "2.0"],
+                      help="with --emulator-token: 1.0 (appid) or 2.0 (azp)")  # fmt: skip
+    chat.set_defaults(handler=chat_handler)
+
+
+# --- serve -------------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        config = service_config(args)
+        store = TranscriptStore(args.db, write_behind=True)
+    except BotemuError as e:
+        print(f"botemu serve: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(_run(config, store, out))
+    except BotemuError as e:  # --tls: the certificate directory cannot be made or read
+        print(f"botemu serve: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"botemu serve: cannot listen on {config.host}:{config.port}: {e.strerror or e}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    finally:
+        store.close()
+
+
+async def _run(config: ServiceConfig, store: TranscriptStore, out: TextIO) -> int:
+    async with serving(config, store):
+        out.write(banner(config))
+        out.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        out.write("botemu: stopping\n")
+    return EXIT_OK
+
+
+FLAGS = {"bot_endpoint": "--bot-endpoint", "bot_app_id": "--app-id",
+         "bot_app_password": "--app-password"}  # fmt: skip
+SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "endorse", "bot_endpoint",
+                 "bot_app_id", "bot_app_password")  # fmt: skip
+
+
+def _config(args: argparse.Namespace, out: TextIO) -> int:
+    """The settings of the botemu asked for (``--emulator``, or the address of ``--host`` and
+    ``--port``), or of the options given; one line on stderr says which."""
+    given = [name for name in SERVE_OPTIONS if getattr(args, name, None) not in (None, False)]
+    try:
+        config = service_config(args)
+        emulator = (args.emulator or config.base_url).rstrip("/")
+        if not given and asyncio.run(running(emulator)):
+            document = asyncio.run(get_json(f"{emulator}/_botemu/config"))
+            shown = f"the running botemu at {emulator}"
+        else:
+            document = config_document(config)
+            why = " ".join(FLAGS.get(n, f"--{n.replace('_', '-')}") for n in given)
+            shown = f"botemu serve {why}" if given else f"botemu serve (none runs at {emulator})"
+    except (BotemuError, aiohttp.ClientError) as e:
+        print(f"botemu config: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"botemu config: the settings of {shown}", file=sys.stderr)
+    if args.json:
+        json.dump(document, out, indent=2)
+        out.write("\n")
+    else:
+        for name, value in document.items():
+            if name != "bots":
+                out.write(f"{ENV_NAMES.get(name, name.upper())}={value}\n")
+    return EXIT_OK
+
+
+def _token(args: argparse.Namespace, out: TextIO) -> int:
+    emulator = args.emulator.rstrip("/")
+    try:
+        if not asyncio.run(running(emulator)):
+            raise BotemuError(f"no botemu answers at {emulator}: start one with botemu serve")
+        answer = asyncio.run(
+            post_json(f"{emulator}/_botemu/token", {"app_id": args.app_id}, certs=args.certs)
+        )
+    except BotemuError as e:
+        print(f"botemu token: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        json.dump(answer, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(f"{answer['access_token']}\n")
+    return EXIT_OK
+
+

@@ -1,0 +1,72 @@
+"""The whole emulator as one aiohttp application: identity, connector, the control API, the
+CA's revocation routes and the log view, behind the guard (``emulator.guard``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+
+import aiohttp
+from aiohttp import web
+
+from emulator.config import Profile, ServiceConfig
+from emulator.connector.auth import identity_verifier
+from emulator.connector.models import ConnectorState
+from emulator.connector.routes import AnonymousBots, setup_connector
+from emulator.connector.sender import ActivitySender, BotTokens
+from emulator.guard import protect
+from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
+from emulator.logview import setup_logview
+from emulator.pki_routes import pki_routes
+from emulator.service.control import control_routes
+from emulator.service.state import EMULATOR, Emulator
+from emulator.transcripts.store import TranscriptStore
+
+
+def make_app(
+    config: ServiceConfig, store: TranscriptStore, *, clock: Callable[[], float] = time.time
+) -> web.Application:
+    """The whole emulator as one aiohttp application."""
+    identity = IdentityService.from_config(config, clock=clock)
+    identity.keys.current()  # generate (or load) the signing key before serving
+    placeholders = config.placeholders()
+    connector = ConnectorState(service_url=placeholders.base_url, clock=clock)
+    verifier = identity_verifier(  # tokens of either profile's token endpoint are accepted
+        identity.keys,
+        [config.placeholders(p) for p in Profile],
+        registered=lambda a: config.bot(a) is not None,
+        clock=clock,
+    )
+    tokens = BotTokens(identity.keys, placeholders, config.profile, clock)
+    app = web.Application(client_max_size=8 * 1024 * 1024)
+    app[IDENTITY] = identity
+    app[EMULATOR] = Emulator(config, identity, connector, store, tokens, clock)
+    app.add_routes(identity_routes(identity))
+    emulator = app[EMULATOR]  # the configuration may gain anonymous bots as it runs
+    anonymous = AnonymousBots(
+        lambda app_id: emulator.config.anonymous(app_id), lambda: emulator.config.only_anonymous()
+    )
+    setup_connector(app, connector, verifier, store=store, anonymous=anonymous)
+    app.add_routes(control_routes())
+    app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
+    setup_logview(app, store)  # the log view: GET / and /_logview/
+    protect(
+        app,
+        port=config.port,
+        bind_host=config.host,
+        allow_hosts=config.allow_hosts,
+        certs_dir=config.certs_dir,
+        tls=config.tls,
+    )  # Host, Origin, secret: emulator/guard.py
+    app.cleanup_ctx.append(_http_client)
+    return app
+
+
+async def _http_client(app: web.Application) -> AsyncIterator[None]:
+    emulator = app[EMULATOR]
+    async with aiohttp.ClientSession() as http:
+        emulator.sender = ActivitySender(http, emulator.tokens, record=emulator.record)
+        yield
+        emulator.sender = None
+
+
