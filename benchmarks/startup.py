@@ -29,6 +29,10 @@ WORKFLOW = {
 }
 
 
+GOALS = {"botemu --version": 0.15, "botemu lint FILE": 0.25}
+"""Start-up goals in seconds (docs/architecture.md): an editor runs lint on every save."""
+
+
 def timed(argv: list[str]) -> float:
     started = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -72,8 +76,12 @@ def main() -> None:
               f"python -c pass: {base * 1000:.0f} ms, {peak_mib(baseline_argv):.0f} MiB)")  # fmt: skip
         for name, argv in commands.items():
             median = statistics.median(times[name])
+            goal = GOALS.get(name)
+            verdict = "" if goal is None else (
+                f"  goal < {goal:.2f} s: {'met' if median < goal else 'NOT met'}"
+            )
             print(f"  {name:18} {median * 1000:7.0f} ms  ({median / base:5.1f}x python -c pass)"
-                  f"  peak {peak_mib(argv):5.0f} MiB")  # fmt: skip
+                  f"  peak {peak_mib(argv):5.0f} MiB{verdict}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from aiohttp import web
 
 from emulator import __version__
 from emulator.calling.tokens import MAX_APP_ID
+from emulator.config import BotRegistration
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
 from emulator.connector.errors import ConnectorError
@@ -55,7 +56,7 @@ from emulator.manifest.check import (
     check_skill,
     pick_endpoint,
 )
-from emulator.service.state import CONTROL, EMULATOR, MAX_URL, config_document
+from emulator.service.state import CONTROL, EMULATOR, MAX_URL, Emulator, config_document
 from emulator.transcripts.store import TranscriptError
 
 
@@ -247,32 +248,45 @@ async def _probe_auth(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text="timeout is a number of seconds, more than 0, at most 3600")
     if not isinstance(body.get("calling", False), bool):
         raise web.HTTPBadRequest(text="calling is true or false")
-    assert emulator.sender is not None
     if body.get("calling"):
-        from pathlib import Path
+        return await _probe_calling(emulator, body, app_id, url, float(timeout))
+    return await _probe_messaging(emulator, _messaging_bot(emulator, app_id, url), url,
+                                  float(timeout))  # fmt: skip
 
-        from emulator.conformance import auth_calling as calling
-        from emulator.errors import BotemuError
 
-        certs, ca = _string(body, "certs", required=False), _string(body, "ca", required=False)
-        try:
-            app_id, url = calling.pick_bot(emulator.config.bots, app_id, url)
-            ssl = calling.client_ssl(url, Path(certs or emulator.config.certs_dir),
-                                     Path(ca) if ca else None)  # fmt: skip
-        except calling.NoCallingBot as e:
-            raise web.HTTPNotFound(text=str(e)) from None
-        except BotemuError as e:
-            raise web.HTTPBadRequest(text=str(e)) from None
-        factory = TokenFactory(emulator.identity.keys, emulator.tokens.placeholders,
-                               emulator.config.profile, app_id, clock=emulator.clock)  # fmt: skip
-        try:
-            call_id, findings = await calling.probe_recorded(
-                emulator.store, url, factory, http=emulator.sender.http, timeout=timeout, ssl=ssl
-            )
-        except ProbeError as e:
-            raise web.HTTPBadGateway(text=str(e)) from None
-        return web.json_response({"bot": url, "app_id": app_id, "calling": True,
-                                  "call_id": call_id, "findings": [f.to_json() for f in findings]})  # fmt: skip
+async def _probe_calling(
+    emulator: Emulator, body: JSONObject, app_id: str | None, url: str | None, timeout: float
+) -> web.Response:
+    """The calling auth probe (``auth_calling``): one Conversation per case."""
+    from pathlib import Path
+
+    from emulator.conformance import auth_calling as calling
+    from emulator.errors import BotemuError
+
+    assert emulator.sender is not None
+    certs, ca = _string(body, "certs", required=False), _string(body, "ca", required=False)
+    try:
+        app_id, url = calling.pick_bot(emulator.config.bots, app_id, url)
+        ssl = calling.client_ssl(url, Path(certs or emulator.config.certs_dir),
+                                 Path(ca) if ca else None)  # fmt: skip
+    except calling.NoCallingBot as e:
+        raise web.HTTPNotFound(text=str(e)) from None
+    except BotemuError as e:
+        raise web.HTTPBadRequest(text=str(e)) from None
+    factory = TokenFactory(emulator.identity.keys, emulator.tokens.placeholders,
+                           emulator.config.profile, app_id, clock=emulator.clock)  # fmt: skip
+    try:
+        call_id, findings = await calling.probe_recorded(
+            emulator.store, url, factory, http=emulator.sender.http, timeout=timeout, ssl=ssl
+        )
+    except ProbeError as e:
+        raise web.HTTPBadGateway(text=str(e)) from None
+    return web.json_response({"bot": url, "app_id": app_id, "calling": True,
+                              "call_id": call_id, "findings": [f.to_json() for f in findings]})  # fmt: skip
+
+
+def _messaging_bot(emulator: Emulator, app_id: str | None, url: str | None) -> BotRegistration:
+    """The registered bot the messaging probe runs against (404 when none is)."""
     if app_id is not None:
         bot = emulator.config.bot(app_id)
     elif url is not None:
@@ -286,6 +300,14 @@ async def _probe_auth(request: web.Request) -> web.Response:
             "authenticate at the connector): botemu serve --bot-endpoint URL --app-id ID "
             "--app-password PW"
         )
+    return bot
+
+
+async def _probe_messaging(
+    emulator: Emulator, bot: BotRegistration, url: str | None, timeout: float
+) -> web.Response:
+    """The messaging auth probe, in a conversation of its own that records each finding."""
+    assert emulator.sender is not None
     url = url or bot.endpoint
     if url is None:
         raise web.HTTPBadRequest(text=f"bot {bot.app_id} has no messaging endpoint: give bot")
@@ -309,13 +331,12 @@ async def _probe_auth(request: web.Request) -> web.Response:
                                     on_finding=note, stage=stage)  # fmt: skip
     except ProbeError as e:
         raise web.HTTPBadGateway(text=str(e)) from None
-    result: dict[str, object] = {
+    return web.json_response({
         "bot": url,
         "app_id": bot.app_id,
         "conversation_id": conversation.id,
         "findings": [f.to_json() for f in findings],
-    }
-    return web.json_response(result)
+    })  # fmt: skip
 
 
 # --- manifest check -----------------------------------------------------------------------------
