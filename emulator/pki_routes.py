@@ -102,6 +102,10 @@ async def _ocsp(paths: CertPaths, body: bytes) -> web.StreamResponse:
     )
 
 
+_Status = tuple[ocsp.OCSPCertStatus, datetime | None, x509.ReasonFlags | None]
+"""A certificate's status, with its revocation time and reason when it is revoked."""
+
+
 def ocsp_response(
     paths: CertPaths, request_der: bytes, *, now: datetime | None = None
 ) -> ocsp.OCSPResponse:
@@ -121,20 +125,10 @@ def ocsp_response(
     ca_cert, ca_key = signer(load_ca(paths))
     # The request names the issuer by hashes of its name and key: compute ours the same way.
     ours = ocsp.OCSPRequestBuilder().add_certificate(ca_cert, ca_cert, algorithm).build()
-    revoked = crl.get_revoked_certificate_by_serial_number(serial)
-    revocation_time: datetime | None = None
-    reason: x509.ReasonFlags | None = None
     if (name_hash, key_hash) != (ours.issuer_name_hash, ours.issuer_key_hash):
-        status = ocsp.OCSPCertStatus.UNKNOWN
-    elif revoked is not None:
-        status = ocsp.OCSPCertStatus.REVOKED
-        revocation_time = revoked.revocation_date_utc
-        try:
-            reason = revoked.extensions.get_extension_for_class(x509.CRLReason).value.reason
-        except x509.ExtensionNotFound:
-            reason = None
+        status: _Status = (ocsp.OCSPCertStatus.UNKNOWN, None, None)
     else:
-        status = ocsp.OCSPCertStatus.GOOD
+        status = _status(crl.get_revoked_certificate_by_serial_number(serial))
     this_update = now.replace(microsecond=0)
     builder = (
         ocsp.OCSPResponseBuilder()
@@ -143,21 +137,38 @@ def ocsp_response(
             issuer_key_hash=key_hash,
             serial_number=serial,
             algorithm=algorithm,
-            cert_status=status,
+            cert_status=status[0],
             this_update=this_update,
             next_update=this_update + OCSP_VALIDITY,
-            revocation_time=revocation_time,
-            revocation_reason=reason,
+            revocation_time=status[1],
+            revocation_reason=status[2],
         )
         .responder_id(ocsp.OCSPResponderEncoding.HASH, ca_cert)
     )
-    try:  # a nonce is echoed (RFC 8954); an extension cryptography cannot read is ignored
+    return _with_nonce(builder, request).sign(ca_key, hashes.SHA256())
+
+
+def _status(revoked: x509.RevokedCertificate | None) -> _Status:
+    """*revoked* (when and why) for a serial the CRL lists, else *good*."""
+    if revoked is None:
+        return ocsp.OCSPCertStatus.GOOD, None, None
+    try:
+        reason = revoked.extensions.get_extension_for_class(x509.CRLReason).value.reason
+    except x509.ExtensionNotFound:
+        reason = None
+    return ocsp.OCSPCertStatus.REVOKED, revoked.revocation_date_utc, reason
+
+
+def _with_nonce(
+    builder: ocsp.OCSPResponseBuilder, request: ocsp.OCSPRequest
+) -> ocsp.OCSPResponseBuilder:
+    """The request's nonce echoed (RFC 8954); an extension cryptography cannot read is
+    ignored."""
+    try:
         nonce = request.extensions.get_extension_for_class(x509.OCSPNonce)
     except (x509.ExtensionNotFound, ValueError):
-        pass
-    else:
-        builder = builder.add_extension(nonce.value, critical=False)
-    return builder.sign(ca_key, hashes.SHA256())
+        return builder
+    return builder.add_extension(nonce.value, critical=False)
 
 
 def _missing(paths: CertPaths, error: CertError) -> web.Response:

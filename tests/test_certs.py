@@ -1,4 +1,4 @@
-"""emulator/certs.py: the files it writes, and real mutual-TLS handshakes over loopback."""
+"""emulator/certs/: the files it writes, and real mutual-TLS handshakes over loopback."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from emulator.certs import (
     read_crl,
     server_ssl_context,
 )
-from emulator.cli.probe import register
+from emulator.cli.certs import register
 
 TIMEOUT = aiohttp.ClientTimeout(total=10)
 

@@ -8,22 +8,19 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from emulator.calling.caller import CallerScript
-from emulator.calling.delivery import RetryPolicy
-from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS
-from emulator.calling.faults import NO_FAULTS
-from emulator.calling.session import DEFAULT_DEADLINE, CallReport, CallSettings, place_call
-from emulator.calling.tokens import resolve
-from emulator.calling.wire import WireOptions
 from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind, TranscriptStore, default_db
 
+if TYPE_CHECKING:
+    from emulator.calling.caller import CallerScript
+    from emulator.calling.faults import PlatformFaults
+    from emulator.calling.session import CallReport, CallSettings
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-_DEFAULTS = RetryPolicy()
 HIDDEN = {"action"}
 """Engine events the ladder leaves out (they stay in the transcript)."""
 
@@ -36,6 +33,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "time, and print a ladder of what happened. Exit 0 when the call ran with no "
         "error finding, 1 otherwise, 2 for a usage error.",
     )
+    _call_options(call)
+    _token_options(call)
+    _limit_options(call)
+    call.set_defaults(handler=_call)
+
+
+def _call_options(call: argparse.ArgumentParser) -> None:
+    """The bot, what the caller does, and where the call is recorded."""
     call.add_argument("--bot", required=True, metavar="URL", help="the bot's calling address")
     script = call.add_mutually_exclusive_group()
     script.add_argument("--scenario", metavar="FILE", help="a scenario file (its caller: steps)")
@@ -51,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     call.add_argument("--pace", type=float, default=0.0,
                       help="0 runs in virtual time (default); 1.0 in real time")  # fmt: skip
     call.add_argument("--db", type=Path, default=default_db(), help="transcript database")
+
+
+def _token_options(call: argparse.ArgumentParser) -> None:
+    """Certificates and the Bearer token."""
     call.add_argument("--certs", type=Path, default=Path("certs"),
                       help="certificates directory for an https bot (botemu certs)")  # fmt: skip
     call.add_argument("--ca", type=Path, help="CA that signed the bot's certificate")
@@ -63,10 +72,19 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     call.add_argument("--no-token", action="store_true",
                       help="send no Authorization header (a bot that relies on the client "
                       "certificate alone)")  # fmt: skip
+
+
+def _limit_options(call: argparse.ArgumentParser) -> None:
+    """Retries, limits and the wire's leniencies."""
+    from emulator.calling.delivery import RetryPolicy
+    from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS
+    from emulator.calling.session import DEFAULT_DEADLINE
+
+    defaults = RetryPolicy()
     call.add_argument("--max-workflows", type=int, default=DEFAULT_MAX_WORKFLOWS)
-    call.add_argument("--timeout", type=float, default=_DEFAULTS.timeout,
+    call.add_argument("--timeout", type=float, default=defaults.timeout,
                       help="seconds the bot has to answer each request")  # fmt: skip
-    call.add_argument("--attempts", type=int, default=_DEFAULTS.attempts,
+    call.add_argument("--attempts", type=int, default=defaults.attempts,
                       help="attempts per message, the first included")  # fmt: skip
     call.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE, metavar="S",
                       help="wall-clock seconds the whole call may take; then the platform "
@@ -75,10 +93,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                       help="accept http callbacks (default only for an http bot)")  # fmt: skip
     call.add_argument("--legacy-validation-outcome", action="store_true",
                       help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
-    call.set_defaults(handler=_call)
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.calling.session import place_call
+
     try:
         settings = _settings(args)
         settings = asyncio.run(_with_tokens(settings, args))
@@ -99,6 +118,8 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
 
 async def _with_tokens(settings: CallSettings, args: argparse.Namespace) -> CallSettings:
     """The settings with the Bearer token's source and the app id (``tokens.resolve``)."""
+    from emulator.calling.tokens import resolve
+
     resolved = await resolve(bot_url=settings.bot_url, app_id=settings.app_id,
                              emulator=args.emulator, certs=args.certs, no_token=args.no_token)  # fmt: skip
     if not args.json:
@@ -106,14 +127,20 @@ async def _with_tokens(settings: CallSettings, args: argparse.Namespace) -> Call
     return replace(settings, tokens=resolved.tokens, app_id=resolved.app_id)
 
 
-def _settings(args: argparse.Namespace) -> CallSettings:
-    parts = urlsplit(args.bot)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
-    name = None
-    faults = NO_FAULTS
-    app_id, legacy = args.app_id, args.legacy_validation_outcome
-    if args.scenario:
+class _Script:
+    """What the caller does, from ``--scenario`` or ``--caller``, with what the scenario sets."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from emulator.calling.caller import CallerScript
+        from emulator.calling.faults import NO_FAULTS
+
+        self.name: str | None = None
+        self.faults: PlatformFaults = NO_FAULTS
+        self.app_id: str | None = args.app_id
+        self.legacy: bool = args.legacy_validation_outcome
+        if not args.scenario:
+            self.caller: CallerScript = CallerScript.from_inline(args.caller or "")
+            return
         from emulator.scenario.loader import load_scenario
 
         scenario = load_scenario(Path(args.scenario))
@@ -121,12 +148,21 @@ def _settings(args: argparse.Namespace) -> CallSettings:
             raise BotemuError(
                 f"{args.scenario}: a {scenario.kind} scenario, not a call: use botemu test"
             )
-        caller, name = scenario.caller, scenario.name
-        faults = scenario.faults.platform_faults()
-        app_id = app_id or scenario.platform.app_id
-        legacy = legacy or scenario.platform.legacy_validation_outcome
-    else:
-        caller = CallerScript.from_inline(args.caller or "")
+        self.caller, self.name = scenario.caller, scenario.name
+        self.faults = scenario.faults.platform_faults()
+        self.app_id = self.app_id or scenario.platform.app_id
+        self.legacy = self.legacy or scenario.platform.legacy_validation_outcome
+
+
+def _settings(args: argparse.Namespace) -> CallSettings:
+    from emulator.calling.delivery import RetryPolicy
+    from emulator.calling.session import CallSettings
+    from emulator.calling.wire import WireOptions
+
+    parts = urlsplit(args.bot)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
+    script = _Script(args)
     ssl_context = None
     if parts.scheme == "https":
         from emulator.certs import client_ssl_context, ensure_certs
@@ -138,17 +174,17 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         raise BotemuError("--deadline is a number of seconds, 0 for none")
     return CallSettings(
         bot_url=args.bot,
-        caller=caller,
+        caller=script.caller,
         seed=args.seed,
         retry=RetryPolicy(attempts=args.attempts, timeout=args.timeout),
         max_workflows=args.max_workflows,
         pace=args.pace,
         allow_http=True if args.allow_http else None,
-        wire=WireOptions(legacy_validation_outcome_type=legacy),
-        app_id=app_id,
+        wire=WireOptions(legacy_validation_outcome_type=script.legacy),
+        app_id=script.app_id,
         ssl_context=ssl_context,
-        scenario=name,
-        faults=faults,
+        scenario=script.name,
+        faults=script.faults,
         deadline=args.deadline or None,
     )
 

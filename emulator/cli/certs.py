@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs
+if TYPE_CHECKING:
+    from emulator.certs import CertPaths
 
 EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_DIR = "certs"
@@ -19,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def add_certs_parser(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    from emulator.certs import PLATFORM_CN
+
     certs: argparse.ArgumentParser = subparsers.add_parser(
         "certs",
         help="write a CA, the bot's server certificate and the platform's client certificate",
@@ -57,6 +60,8 @@ def _describe(paths: CertPaths, cn: str) -> list[tuple[Path, str]]:
 
 
 def certs_handler(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.certs import PLATFORM_CN, CertError, CertPaths, common_name, ensure_certs
+
     directory = Path(args.dir)
     paths = CertPaths.of(directory)
     before = {p: _stamp(p) for p, _ in _describe(paths, "")}
@@ -94,8 +99,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_ino, st.st_mtime_ns
-
-
 
 
 def _fail(command: str, message: str) -> None:

@@ -12,7 +12,6 @@ import time
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from emulator.client import get_json, post_json, running
 from emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -21,7 +20,6 @@ from emulator.config import (
     anonymous_app_id,
 )
 from emulator.errors import BotemuError
-from emulator.service.hosting import serving
 from emulator.transcripts.store import EventKind, TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -36,6 +34,9 @@ def chat_handler(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.client import running
+    from emulator.service.hosting import serving
+
     if args.token_version and not args.emulator_token:
         raise BotemuError("--token-version needs --emulator-token")
     emulator = args.emulator.rstrip("/")
@@ -58,13 +59,15 @@ async def _chat_async(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.client import post_json
+
     # Without --app-id, the bot registered at the endpoint, or else an anonymous bot that the
     # running botemu registers now (an SDK template with no credentials).
     certs = args.certs
-    app_id = (
-        args.app_id
-        or (await post_json(f"{emulator}/_botemu/bots", {"endpoint": args.bot}, certs=certs))["app_id"]
-    )
+    app_id = args.app_id
+    if not app_id:
+        bot = await post_json(f"{emulator}/_botemu/bots", {"endpoint": args.bot}, certs=certs)
+        app_id = bot["app_id"]
     token: dict[str, Any] = {
         "token": "emulator" if args.emulator_token else "connector",
         "app_id": app_id,
@@ -73,7 +76,9 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
         token["version"] = args.token_version
     printer = ChatPrinter(out)
     if args.send is not None:
-        sent = await post_json(f"{emulator}/_botemu/chat", {"text": args.send, **token}, certs=certs)
+        sent = await post_json(
+            f"{emulator}/_botemu/chat", {"text": args.send, **token}, certs=certs
+        )
         await _follow(emulator, sent["conversation_id"], printer, args.wait)
         return EXIT_OK if printer.replies else EXIT_FAILED
     out.write(f"chatting with {app_id} at {args.bot} through {emulator}; Ctrl-D ends\n")
@@ -104,11 +109,15 @@ async def _follow(emulator: str, conversation: str, printer: ChatPrinter, wait: 
     """Print what crosses the wire in ``conversation`` as it happens, both ways. A turn ends
     ``QUIET`` seconds after the last event once the bot has replied or refused the message, or
     when ``wait`` passes."""
+    from emulator.client import get_json
+
     deadline = time.monotonic() + wait
     printer.refused = False
     while time.monotonic() < deadline:
         after = printer.seen(conversation)
-        page = await get_json(f"{emulator}/_botemu/conversations/{conversation}/events?after={after}")
+        page = await get_json(
+            f"{emulator}/_botemu/conversations/{conversation}/events?after={after}"
+        )
         events = page.get("events") or []
         for event in events:
             printer.show(conversation, event)

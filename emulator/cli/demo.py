@@ -75,5 +75,3 @@ def demo_handler(args: argparse.Namespace, out: TextIO) -> int:
     from emulator.demo import run_demo
 
     return run_demo(options_from_args(args), out, sys.stderr)
-
-

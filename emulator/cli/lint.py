@@ -13,6 +13,8 @@ from emulator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, count, painter
 
 if TYPE_CHECKING:
     from emulator.findings import Finding
+    from emulator.jsonpos import Position
+    from emulator.jsonutil import JSON
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
@@ -62,29 +64,13 @@ def _read_input(name: str) -> tuple[str, str]:
 
 def lint_handler(args: argparse.Namespace, out: TextIO) -> int:
     from emulator.calling.rules import RuleContext, validate_workflow
-    from emulator.calling.wire import loads
-    from emulator.errors import WireError
     from emulator.findings import Severity
-    from emulator.jsonpos import (
-        NUMBER_TOO_LONG,
-        is_number_too_long,
-        locate_paths,
-        long_number_at,
-        position_of,
-    )
+    from emulator.jsonpos import locate_paths, position_of
 
     try:
-        label, text = _read_input(args.file)
-        document = loads(text)
+        label, text, document = _parse(args.file)
     except _InputError as e:
         print(f"botemu lint: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except WireError as e:
-        line, column, message = e.line, e.column, e.message
-        if is_number_too_long(e):  # not Python's advice about sys.set_int_max_str_digits()
-            (line, column), message = long_number_at(text) or (None, None), NUMBER_TOO_LONG
-        at = label if line is None else f"{label}:{line}:{column}"
-        print(f"botemu lint: {at}: {message}", file=sys.stderr)
         return EXIT_USAGE
     # The work is bounded by the input limit, not by what the file holds: validation checks at
     # most MAX_ACTIONS actions and lists at most FINDINGS_PER_RULE findings of a rule, and only
@@ -95,36 +81,69 @@ def lint_handler(args: argparse.Namespace, out: TextIO) -> int:
     del document
     positions = locate_paths(text, [f.where for f in findings])
     findings.sort(key=lambda f: position_of(f.where, positions) or (0, 0))
-    errors = sum(f.severity is Severity.ERROR for f in findings)
     if args.json:
-        items = []
-        for f in findings:
-            item: dict[str, object] = dict(f.to_json())
-            pos = position_of(f.where, positions)
-            if pos is not None:
-                item["line"], item["column"] = pos
-            items.append(item)
-        json.dump(
-            {
-                "file": label,
-                "valid": errors == 0,
-                "errors": errors,
-                "warnings": len(findings) - errors,
-                "findings": items,
-            },
-            out,
-            indent=2,
-        )
-        out.write("\n")
+        _print_json(label, findings, positions, out)
     else:
-        paint = painter(out)
-        for f in findings:
-            pos = position_of(f.where, positions)
-            at = f"{label}:{pos[0]}:{pos[1]}" if pos else label
-            severity = paint(f.severity.value, "31" if f.severity is Severity.ERROR else "33")
-            out.write(f"{at}: {severity}: {f.where}: {f.message} [{f.rule}]\n")
-        out.write(_summary(label, findings) + "\n")
-    return EXIT_FAILED if errors else EXIT_OK
+        _print_text(label, findings, positions, out)
+    return EXIT_FAILED if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def _parse(name: str) -> tuple[str, str, JSON]:
+    """(label, text, document) of a file or standard input; raises _InputError with one line,
+    at the line and column of a JSON error."""
+    from emulator.calling.wire import loads
+    from emulator.errors import WireError
+    from emulator.jsonpos import NUMBER_TOO_LONG, is_number_too_long, long_number_at
+
+    label, text = _read_input(name)
+    try:
+        return label, text, loads(text)
+    except WireError as e:
+        line, column, message = e.line, e.column, e.message
+        if is_number_too_long(e):  # not Python's advice about sys.set_int_max_str_digits()
+            (line, column), message = long_number_at(text) or (None, None), NUMBER_TOO_LONG
+        at = label if line is None else f"{label}:{line}:{column}"
+        raise _InputError(f"{at}: {message}") from None
+
+
+def _print_json(
+    label: str, findings: list[Finding], positions: dict[str, Position], out: TextIO
+) -> None:
+    from emulator.findings import Severity
+    from emulator.jsonpos import position_of
+
+    items = []
+    for f in findings:
+        item: dict[str, object] = dict(f.to_json())
+        pos = position_of(f.where, positions)
+        if pos is not None:
+            item["line"], item["column"] = pos
+        items.append(item)
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    document = {
+        "file": label,
+        "valid": errors == 0,
+        "errors": errors,
+        "warnings": len(findings) - errors,
+        "findings": items,
+    }
+    json.dump(document, out, indent=2)
+    out.write("\n")
+
+
+def _print_text(
+    label: str, findings: list[Finding], positions: dict[str, Position], out: TextIO
+) -> None:
+    from emulator.findings import Severity
+    from emulator.jsonpos import position_of
+
+    paint = painter(out)
+    for f in findings:
+        pos = position_of(f.where, positions)
+        at = f"{label}:{pos[0]}:{pos[1]}" if pos else label
+        severity = paint(f.severity.value, "31" if f.severity is Severity.ERROR else "33")
+        out.write(f"{at}: {severity}: {f.where}: {f.message} [{f.rule}]\n")
+    out.write(_summary(label, findings) + "\n")
 
 
 def _summary(label: str, findings: list[Finding]) -> str:

@@ -18,12 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from aiohttp import web
-
 from emulator.config import DEFAULT_HOST
 from emulator.errors import BotemuError
-from emulator.guard import protect
-from emulator.logview.routes import standalone_app
 from emulator.transcripts.store import ENV_DB, TranscriptError, TranscriptStore, default_db
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -110,6 +106,11 @@ async def serve(
 ) -> int:
     """Serve the log view of ``store`` until ``stop`` is set, or SIGINT or SIGTERM. It answers
     to loopback names and ``allow_hosts`` only (emulator/guard.py)."""
+    from aiohttp import web
+
+    from emulator.guard import protect
+    from emulator.logview.routes import standalone_app
+
     app = standalone_app(store)
     protect(app, port=port, bind_host=host, allow_hosts=allow_hosts)
     runner = web.AppRunner(app, access_log=None)

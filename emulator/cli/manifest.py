@@ -13,22 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from emulator.cli.common import count, painter
 from emulator.findings import Finding, Severity
-from emulator.manifest.source import MAX_BYTES, nearest
-from emulator.manifest.validate import (
-    ManifestError,
-    NotAnObjectError,
-    Position,
-    load_manifest,
-    load_manifest_bytes,
-    schema,
-    validate_manifest,
-)
+
+if TYPE_CHECKING:
+    from emulator.manifest.validate import ManifestError, Position
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SubParsers = argparse._SubParsersAction  # the object ArgumentParser.add_subparsers() returns
@@ -120,12 +113,23 @@ class _Result:
         return self.unreadable is None and self.errors == 0
 
     def at(self, finding: Finding) -> Position | None:
+        from emulator.manifest.source import nearest
+
         return nearest(self.positions, finding.where)
 
 
 def check(source: str, *, strict: bool = False) -> _Result:
     """Read and validate one manifest source (a path, a URL or ``-``); ``strict`` as in
     ``validate_manifest``."""
+    from emulator.manifest.source import MAX_BYTES
+    from emulator.manifest.validate import (
+        ManifestError,
+        NotAnObjectError,
+        load_manifest,
+        load_manifest_bytes,
+        validate_manifest,
+    )
+
     result = _Result("<stdin>" if source == "-" else source)
     try:
         if source == "-":
@@ -150,7 +154,7 @@ def validate_handler(args: argparse.Namespace, out: TextIO) -> int:
         json.dump([_json(r) for r in results], out, indent=2)
         out.write("\n")
     else:
-        paint = _painter(out)
+        paint = painter(out)
         for result in results:
             if result.unreadable is not None:
                 print(f"botemu manifest validate: {result.unreadable}", file=sys.stderr)
@@ -164,6 +168,8 @@ def validate_handler(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.manifest.validate import schema
+
     json.dump(schema(), out, indent=2)
     out.write("\n")
     return EXIT_OK
@@ -183,11 +189,7 @@ def _summary(result: _Result) -> str:
     if not result.findings:
         return f"{result.source}: valid skill manifest, no findings"
     verdict = "invalid" if errors else "valid"
-    return f"{result.source}: {verdict} skill manifest: {_count(errors, 'error')}, {_count(warnings, 'warning')}"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+    return f"{result.source}: {verdict} skill manifest: {count(errors, 'error')}, {count(warnings, 'warning')}"
 
 
 def _json(result: _Result) -> dict[str, object]:
@@ -211,11 +213,3 @@ def _json(result: _Result) -> dict[str, object]:
         "findings": findings,
     }
 
-
-def _painter(out: TextIO) -> Callable[[str, str], str]:
-    colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
-
-    def paint(text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if colour else text
-
-    return paint

@@ -14,31 +14,34 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from emulator.client import DEFAULT_EMULATOR, finding_of, post_control, running
+from emulator.cli.common import count
+from emulator.cli.report import (
+    colour_of,
+    dump,
+    emulator_url,
+    finding,
+    mark,
+    post_route,
+    post_route_here,
+)
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT, BotRegistration, ServiceConfig
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
 from emulator.jsonutil import JSON, JSONObject
-from emulator.manifest.check import DEFAULT_CONSUMER, Endpoint, pick_endpoint
-from emulator.manifest.validate import (
-    Manifest,
-    ManifestError,
-    load_manifest,
-    position_of,
-    validate_manifest,
-)
-from emulator.service.hosting import serving
-from emulator.transcripts.store import TranscriptStore, default_db
+
+if TYPE_CHECKING:
+    from emulator.manifest.check import Endpoint
+    from emulator.manifest.validate import Manifest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 COMMAND = "botemu manifest check"
+ROUTE = "/_botemu/manifest/check"
 
 
 def add_check_parser(
@@ -58,6 +61,17 @@ def add_check_parser(
         "skill sends against activitiesSent. Exit 0: no error; 1: the manifest is invalid or the "
         "skill does not do what it declares; 2: usage error, unreadable manifest, or no botemu.",
     )
+    _skill_options(parser)
+    _emulator_options(parser)
+    _run_options(parser)
+    parser.set_defaults(handler=check_handler)
+    return parser
+
+
+def _skill_options(parser: argparse.ArgumentParser) -> None:
+    """The manifest, the endpoint of it to check, and who the skill is talking to."""
+    from emulator.manifest.check import DEFAULT_CONSUMER
+
     parser.add_argument("file", metavar="FILE", help="the skill manifest (JSON)")
     parser.add_argument(
         "--endpoint", metavar="NAME", help="the endpoint to check (default: the first)"
@@ -77,6 +91,12 @@ def add_check_parser(
         "--app-password",
         help="the skill's password, for a botemu started here (its replies authenticate with it)",
     )
+
+
+def _emulator_options(parser: argparse.ArgumentParser) -> None:
+    """The botemu the check runs in."""
+    from emulator.client import DEFAULT_EMULATOR
+
     parser.add_argument(
         "--emulator",
         default=DEFAULT_EMULATOR,
@@ -90,6 +110,10 @@ def add_check_parser(
         metavar="DIR",
         help="the botemu's certificates directory, which holds its control secret (certs/)",
     )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """The samples, the time allowed, the output and the letter of the spec."""
     parser.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of the sample values (0)"
     )
@@ -114,8 +138,6 @@ def add_check_parser(
         help="validate the manifest to the letter of the spec: culture names that are not xx-XX "
         "(MF-CULTURE-NAME) are errors, so the skill is not checked",
     )
-    parser.set_defaults(handler=check_handler)
-    return parser
 
 
 def _seconds(text: str) -> float:
@@ -129,55 +151,82 @@ def _seconds(text: str) -> float:
 
 
 def check_handler(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.manifest.validate import ManifestError, load_manifest, validate_manifest
+
     try:
         manifest = load_manifest(args.file)
     except ManifestError as e:
         _fail(str(e))
         return EXIT_USAGE
-    label = manifest.source
     checked = validate_manifest(manifest, strict=bool(getattr(args, "strict", False)))
     if any(f.severity is Severity.ERROR for f in checked):
         return _report_invalid(args, manifest, checked, out)
-    document: JSONObject = dict(manifest.document)
     try:
-        endpoint = pick_endpoint(document, args.endpoint)
-        if args.skill_url:
-            document = _with_url(document, endpoint, args.skill_url)
-            endpoint = pick_endpoint(document, args.endpoint)
-        emulator = _emulator_url(args.emulator)
-        if not args.json:
-            out.write(
-                f"Skill check of {label}: endpoint {endpoint.name} at {endpoint.url} "
-                f"(app id {endpoint.app_id}) from {emulator}, seed {args.seed}\n"
-            )
-            out.flush()
-        report = asyncio.run(_check(args, document, endpoint, emulator))
+        run = _run(args, manifest, out)
     except OSError as e:  # the in-process botemu cannot listen
         _fail(f"cannot start a botemu at {args.emulator}: {e.strerror or e}")
         return EXIT_USAGE
     except BotemuError as e:  # SkillCheckError too: no such endpoint, no usable endpointUrl
         _fail(str(e))
         return EXIT_USAGE
-    findings = [*checked, *(_finding(item) for item in report.get("findings") or [])]
+    findings = [*checked, *(finding(item) for item in run.report.get("findings") or [])]
     errors = sum(f.severity is Severity.ERROR for f in findings)
     if args.json:
-        _dump(out, {
-            "manifest": label,
-            "valid": True,
-            "endpoint": endpoint.name,
-            "skill": endpoint.url,
-            "app_id": endpoint.app_id,
-            "consumer": args.consumer,
-            "emulator": emulator,
-            "seed": args.seed,
-            "passed": errors == 0,
-            "errors": errors,
-            "warnings": sum(f.severity is Severity.WARNING for f in findings),
-            "findings": [f.to_json() for f in findings],
-        })  # fmt: skip
+        dump(out, _json_report(args, manifest.source, run, findings))
     else:
-        _human(document, findings, label, out)
+        _human(run.document, findings, manifest.source, out)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A check that ran: the manifest as sent (``--skill-url`` in it), the endpoint checked, the
+    botemu it ran in, and that botemu's answer."""
+
+    document: JSONObject
+    endpoint: Endpoint
+    emulator: str
+    report: dict[str, Any]
+
+
+def _run(args: argparse.Namespace, manifest: Manifest, out: TextIO) -> _Run:
+    """Run the check of a valid manifest, after a header line (unless ``--json``)."""
+    from emulator.manifest.check import pick_endpoint
+
+    document: JSONObject = dict(manifest.document)
+    endpoint = pick_endpoint(document, args.endpoint)
+    if args.skill_url:
+        document = _with_url(document, endpoint, args.skill_url)
+        endpoint = pick_endpoint(document, args.endpoint)
+    emulator = emulator_url(args.emulator)
+    if not args.json:
+        out.write(
+            f"Skill check of {manifest.source}: endpoint {endpoint.name} at {endpoint.url} "
+            f"(app id {endpoint.app_id}) from {emulator}, seed {args.seed}\n"
+        )
+        out.flush()
+    report = asyncio.run(_check(args, document, endpoint, emulator))
+    return _Run(document, endpoint, emulator, report)
+
+
+def _json_report(
+    args: argparse.Namespace, label: str, run: _Run, findings: list[Finding]
+) -> dict[str, object]:
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    return {
+        "manifest": label,
+        "valid": True,
+        "endpoint": run.endpoint.name,
+        "skill": run.endpoint.url,
+        "app_id": run.endpoint.app_id,
+        "consumer": args.consumer,
+        "emulator": run.emulator,
+        "seed": args.seed,
+        "passed": errors == 0,
+        "errors": errors,
+        "warnings": sum(f.severity is Severity.WARNING for f in findings),
+        "findings": [f.to_json() for f in findings],
+    }
 
 
 def _with_url(document: JSONObject, endpoint: Endpoint, url: str) -> JSONObject:
@@ -195,21 +244,12 @@ def _with_url(document: JSONObject, endpoint: Endpoint, url: str) -> JSONObject:
     return {**document, "endpoints": endpoints}
 
 
-def _emulator_url(text: str) -> str:
-    parts = urlsplit(text)
-    if parts.scheme != "http" or not parts.hostname:
-        raise BotemuError(f"--emulator {text!r} must be an http URL with a host")
-    try:
-        parts.port  # noqa: B018 - raises for a port that is not a number
-    except ValueError:
-        raise BotemuError(f"--emulator {text!r} has a bad port") from None
-    return text.rstrip("/")
-
-
 async def _check(
     args: argparse.Namespace, document: JSONObject, endpoint: Endpoint, emulator: str
 ) -> dict[str, Any]:
     """The route's answer, from the botemu at ``emulator`` or from one started here."""
+    from emulator.client import running
+
     body: dict[str, Any] = {
         "manifest": document,
         "endpoint": endpoint.name,
@@ -221,7 +261,7 @@ async def _check(
     activities = document.get("activities")
     limit = (len(activities) if isinstance(activities, dict) else 1) * args.timeout + args.wait + 30
     if await running(emulator):
-        return await _post(emulator, body, limit, args.certs)
+        return await post_route(emulator, ROUTE, body, limit, args.certs)
     parts = urlsplit(emulator)
     config = ServiceConfig(
         host=parts.hostname or DEFAULT_HOST,
@@ -229,39 +269,21 @@ async def _check(
         bots=(BotRegistration(endpoint.app_id, args.app_password or "", endpoint.url),),
         certs_dir=args.certs,
     )
-    with TranscriptStore(default_db(), write_behind=True) as store:
-        async with serving(config, store):
-            return await _post(emulator, body, limit, args.certs)
-
-
-async def _post(
-    emulator: str, body: dict[str, Any], limit: float, certs: Path | None = None
-) -> dict[str, Any]:
-    report: dict[str, Any] = await post_control(emulator, "/_botemu/manifest/check", body, limit,
-                                                certs=certs)  # fmt: skip
-    return report
-
-
-def _finding(item: object) -> Finding:
-    return finding_of(item)
+    return await post_route_here(config, emulator, ROUTE, body, limit, args.certs)
 
 
 # --- output ---------------------------------------------------------------------------------------
-
-_MARKS = {
-    Severity.INFO: ("pass", "32"),
-    Severity.WARNING: ("warn", "33"),
-    Severity.ERROR: ("FAIL", "31"),
-}
 
 
 def _report_invalid(
     args: argparse.Namespace, manifest: Manifest, findings: list[Finding], out: TextIO
 ) -> int:
+    from emulator.manifest.validate import position_of
+
     label = manifest.source
     errors = sum(f.severity is Severity.ERROR for f in findings)
     if args.json:
-        _dump(out, {
+        dump(out, {
             "manifest": label,
             "valid": False,
             "passed": False,
@@ -274,12 +296,12 @@ def _report_invalid(
         pos = position_of(manifest, f.where)
         at = f"{label}:{pos[0]}:{pos[1]}" if pos else label
         out.write(f"{at}: {f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
-    out.write(f"{label}: invalid manifest ({_count(errors, 'error')}): the skill was not checked\n")
+    out.write(f"{label}: invalid manifest ({count(errors, 'error')}): the skill was not checked\n")
     return EXIT_FAILED
 
 
 def _human(document: JSONObject, findings: list[Finding], label: str, out: TextIO) -> None:
-    colour = not os.environ.get("NO_COLOR") and hasattr(out, "isatty") and out.isatty()
+    colour = colour_of(out)
     declared = document.get("activities")
     activities = {
         k: v
@@ -295,15 +317,15 @@ def _human(document: JSONObject, findings: list[Finding], label: str, out: TextI
     labels = {k: f"{k} ({v.get('type', 'message')})" for k, v in activities.items()}
     width = max([len(v) for v in labels.values()] + [len(f.where) for f in others])
     for f in others:
-        out.write(f"  {f.where:{width}}  {_mark(f.severity, colour)}  {f.message} [{f.rule}]\n")
+        out.write(f"  {f.where:{width}}  {mark(f.severity, colour)}  {f.message} [{f.rule}]\n")
     passed = 0
     for key in keys:
         mine = by_key[key]
         worst = _worst(mine)
-        mark = _mark(worst, colour) if worst is not None else "not sent"
+        shown = mark(worst, colour) if worst is not None else "not sent"
         sent = not any(f.rule == "SKILL-SAMPLE" for f in mine)
         passed += sent and worst is not None and worst is not Severity.ERROR
-        out.write(f"  {labels[key]:{width}}  {mark}\n")
+        out.write(f"  {labels[key]:{width}}  {shown}\n")
         for f in mine:
             if f.severity is not Severity.INFO:
                 out.write(f"      {f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
@@ -314,7 +336,7 @@ def _human(document: JSONObject, findings: list[Finding], label: str, out: TextI
     verdict = "FAILED" if errors else "passed"
     out.write(
         f"{label}: {verdict}: {passed} of {len(keys)} activities passed, "
-        f"{_count(errors, 'error')}, {_count(warnings, 'warning')}\n"
+        f"{count(errors, 'error')}, {count(warnings, 'warning')}\n"
     )
 
 
@@ -331,20 +353,6 @@ def _worst(findings: list[Finding]) -> Severity | None:
         if any(f.severity is severity for f in findings):
             return severity
     return None
-
-
-def _mark(severity: Severity, colour: bool) -> str:
-    text, code = _MARKS[severity]
-    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _dump(out: TextIO, value: object) -> None:
-    json.dump(value, out, indent=2)
-    out.write("\n")
 
 
 def _fail(message: str) -> None:

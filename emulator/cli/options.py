@@ -8,8 +8,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -19,7 +17,6 @@ from emulator.config import (
     anonymous_app_id,
 )
 from emulator.errors import BotemuError
-from emulator.identity.keys import endorsed_channels
 
 
 def service_options(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +44,8 @@ def service_options(parser: argparse.ArgumentParser) -> None:
 
 def service_config(args: argparse.Namespace) -> ServiceConfig:
     """The ServiceConfig of a config file and command-line options (options win)."""
+    from emulator.identity.keys import endorsed_channels
+
     data: dict[str, Any] = {}
     if args.config is not None:
         data = _read_config(args.config)
@@ -101,6 +100,8 @@ def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -148,5 +149,3 @@ def _bot(data: object, where: str, anonymous_number: int) -> BotRegistration:
         calling_endpoint=data.get("calling_endpoint"),
         name=data.get("name"),
     )
-
-

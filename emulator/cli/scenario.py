@@ -13,21 +13,17 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from emulator.scenario.loader import (
-    SUFFIXES,
-    ScenarioError,
-    ScenarioFileError,
-    discover,
-    load_scenarios,
-    load_scenarios_text,
-    schema,
-)
-from emulator.scenario.model import Scenario
+if TYPE_CHECKING:
+    from emulator.scenario.loader import ScenarioError
+    from emulator.scenario.model import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-__all__ = ["SUFFIXES", "check_handler", "register", "schema_handler"]
+__all__ = ["check_handler", "register", "schema_handler"]
+
+Result = tuple[str, list["ScenarioError"], list["Scenario"]]
+"""A file checked: its name, its errors, and its scenarios (one per matrix entry)."""
 
 
 def register(subparsers: Any) -> None:
@@ -76,8 +72,9 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Text
 
 
 def check_handler(args: argparse.Namespace, out: TextIO) -> int:
-    results: list[tuple[str, list[ScenarioError], list[Scenario]]] = []
-    code = EXIT_OK
+    from emulator.scenario.loader import ScenarioFileError
+
+    results: list[Result] = []
     for name in args.files:
         files = _expand(name)
         if not files:
@@ -85,44 +82,65 @@ def check_handler(args: argparse.Namespace, out: TextIO) -> int:
             results.append((name, [empty], []))
         for file in files:
             results.append((file, *_check(file)))
+    code = _exit_code(results)
+    if args.json:
+        json.dump([_json(result) for result in results], out, indent=2)
+        out.write("\n")
+        return code
+    for result in results:
+        _print(result, out)
+    return code
+
+
+def _exit_code(results: list[Result]) -> int:
+    """2 when a file cannot be read, else 1 when one is invalid, else 0."""
+    from emulator.scenario.loader import ScenarioFileError
+
+    code = EXIT_OK
     for _, errors, _ in results:
         if any(isinstance(e, ScenarioFileError) for e in errors):
             code = EXIT_USAGE
         elif errors and code == EXIT_OK:
             code = EXIT_FAILED
-    if args.json:
-        items = [
-            {
-                "file": file,
-                "valid": not errors,
-                "readable": not any(isinstance(e, ScenarioFileError) for e in errors),
-                "errors": [
-                    {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
-                    for e in errors
-                ],
-                "scenarios": [
-                    {"id": s.id, "name": s.name, "entry": _entry(s), "line": s.line}
-                    for s in scenarios
-                ],
-            }
-            for file, errors, scenarios in results
-        ]
-        json.dump(items, out, indent=2)
-        out.write("\n")
-        return code
-    for file, errors, scenarios in results:
-        for scenario in scenarios:
-            entry = _entry(scenario)
-            out.write(f"{file}[{entry}]: ok\n" if entry is not None else f"{file}: ok\n")
-        for error in errors:
-            if isinstance(error, ScenarioFileError):
-                sys.stderr.write(f"botemu scenario check: {error}\n")
-            else:
-                out.write(f"{error}\n")
     return code
 
 
+def _json(result: Result) -> dict[str, object]:
+    from emulator.scenario.loader import ScenarioFileError
+
+    file, errors, scenarios = result
+    return {
+        "file": file,
+        "valid": not errors,
+        "readable": not any(isinstance(e, ScenarioFileError) for e in errors),
+        "errors": [
+            {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+            for e in errors
+        ],
+        "scenarios": [
+            {"id": s.id, "name": s.name, "entry": _entry(s), "line": s.line} for s in scenarios
+        ],
+    }
+
+
+def _print(result: Result, out: TextIO) -> None:
+    """A line per scenario that is valid, then one per error (on stderr when unreadable)."""
+    from emulator.scenario.loader import ScenarioFileError
+
+    file, errors, scenarios = result
+    for scenario in scenarios:
+        entry = _entry(scenario)
+        out.write(f"{file}[{entry}]: ok\n" if entry is not None else f"{file}: ok\n")
+    for error in errors:
+        if isinstance(error, ScenarioFileError):
+            sys.stderr.write(f"botemu scenario check: {error}\n")
+        else:
+            out.write(f"{error}\n")
+
+
 def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.scenario.loader import schema
+
     json.dump(schema(), out, indent=2)
     out.write("\n")
     return EXIT_OK
@@ -130,12 +148,16 @@ def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
 
 def _expand(name: str) -> list[str]:
     """A file as given; a directory as the scenario files under it (``loader.discover``)."""
+    from emulator.scenario.loader import discover
+
     if name == "-":
         return [name]
     return [str(p) for p in discover([Path(name)])]
 
 
 def _check(name: str) -> tuple[list[ScenarioError], list[Scenario]]:
+    from emulator.scenario.loader import ScenarioError, load_scenarios, load_scenarios_text
+
     try:
         if name == "-":
             scenarios = load_scenarios_text(_stdin(), "<stdin>", base=Path.cwd())
@@ -155,7 +177,7 @@ def _entry(scenario: Scenario) -> str | None:
 
 def _stdin() -> str:
     from emulator.inputs import InputError, read_stdin
-    from emulator.scenario.loader import MAX_BYTES
+    from emulator.scenario.loader import MAX_BYTES, ScenarioFileError
 
     try:
         data = read_stdin(MAX_BYTES)

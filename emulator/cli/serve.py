@@ -16,24 +16,26 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-import aiohttp
-
 from emulator.cli.chat import chat_handler
 from emulator.cli.options import service_config, service_options
-from emulator.client import DEFAULT_EMULATOR, get_json, post_json, running
 from emulator.config import (
     ENV_NAMES,
     ServiceConfig,
 )
 from emulator.errors import BotemuError
-from emulator.service import config_document
-from emulator.service.hosting import banner, serving
 from emulator.transcripts.store import TranscriptStore, default_db
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    _add_serve(subparsers)
+    _add_config(subparsers)
+    _add_token(subparsers)
+    _add_chat(subparsers)
+
+
+def _add_serve(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve = subparsers.add_parser(
         "serve",
         help="run the connector, identity and control services until Ctrl-C",
@@ -43,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     service_options(serve)
     serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     serve.set_defaults(handler=_serve)
+
+
+def _add_config(subparsers: argparse._SubParsersAction[Any]) -> None:
+    from emulator.client import DEFAULT_EMULATOR
 
     config = subparsers.add_parser(
         "config",
@@ -58,6 +64,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     config.add_argument("--json", action="store_true", help="print the JSON object")
     config.set_defaults(handler=_config)
 
+
+def _add_token(subparsers: argparse._SubParsersAction[Any]) -> None:
+    from emulator.client import DEFAULT_EMULATOR
+
     token = subparsers.add_parser(
         "token",
         help="mint an access token for a registered bot (for curl)",
@@ -69,6 +79,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                        help="the running botemu's certificates directory: its control secret")  # fmt: skip
     token.add_argument("--json", action="store_true", help="print the token response JSON")
     token.set_defaults(handler=_token)
+
+
+def _add_chat(subparsers: argparse._SubParsersAction[Any]) -> None:
+    from emulator.client import DEFAULT_EMULATOR
 
     chat = subparsers.add_parser(
         "chat",
@@ -117,6 +131,8 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _run(config: ServiceConfig, store: TranscriptStore, out: TextIO) -> int:
+    from emulator.service.hosting import banner, serving
+
     async with serving(config, store):
         out.write(banner(config))
         out.flush()
@@ -139,6 +155,11 @@ SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "endorse",
 def _config(args: argparse.Namespace, out: TextIO) -> int:
     """The settings of the botemu asked for (``--emulator``, or the address of ``--host`` and
     ``--port``), or of the options given; one line on stderr says which."""
+    import aiohttp
+
+    from emulator.client import get_json, running
+    from emulator.service import config_document
+
     given = [name for name in SERVE_OPTIONS if getattr(args, name, None) not in (None, False)]
     try:
         config = service_config(args)
@@ -165,6 +186,8 @@ def _config(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _token(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.client import post_json, running
+
     emulator = args.emulator.rstrip("/")
     try:
         if not asyncio.run(running(emulator)):
@@ -181,5 +204,3 @@ def _token(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(f"{answer['access_token']}\n")
     return EXIT_OK
-
-

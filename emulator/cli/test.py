@@ -14,6 +14,7 @@ from emulator.cli.common import EXIT_USAGE
 if TYPE_CHECKING:
     from emulator.runner.suite import Backend, RunOptions
 
+
 def register(subparsers: Any) -> None:
     """Add ``test`` to ``subparsers`` (the object ``ArgumentParser.add_subparsers()`` returns)."""
     test = subparsers.add_parser(
@@ -123,5 +124,3 @@ def run_command(
         err.write(f"botemu test: {e}\n")
         return EXIT_USAGE
     return run_options(options, out, err, backend)
-
-

@@ -46,7 +46,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     transcript.set_defaults(handler=_needs_action(transcript))
     actions = transcript.add_subparsers(dest="transcript_action", metavar="ACTION")
+    _add_list(actions)
+    _add_show(actions)
+    _add_export(actions)
 
+
+def _add_list(actions: argparse._SubParsersAction[Any]) -> None:
     listing = actions.add_parser(
         "list",
         help="the recorded calls, newest first",
@@ -59,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     listing.add_argument("--json", action="store_true", help="print the calls as JSON")
     listing.set_defaults(handler=_list)
 
+
+def _add_show(actions: argparse._SubParsersAction[Any]) -> None:
     show = actions.add_parser(
         "show",
         help="one call as a ladder of events",
@@ -68,6 +75,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     show.add_argument("id", metavar="ID", help="a call id, or a unique prefix of one")
     show.set_defaults(handler=_show)
 
+
+def _add_export(actions: argparse._SubParsersAction[Any]) -> None:
     export = actions.add_parser(
         "export",
         help="one call with every event, for machines",

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from emulator.calling.delivery import read_limited, redact_authorization
 from emulator.config import BotRegistration
+from emulator.httpio import read_limited, redact_authorization
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens, TokenKind
 from emulator.jsonutil import JSON, JSONObject, dumps
 
@@ -85,14 +85,7 @@ class ActivitySender:
         if not bot.endpoint:
             return BotAnswer(None, failure=f"bot {bot.app_id} has no messaging endpoint")
         body = self.prepare(activity)
-        service_url = str(body["serviceUrl"])
-        headers = {"Content-Type": "application/json"}
-        shown: JSONObject = dict(headers)
-        if not bot.anonymous:  # an anonymous bot gets no token, as from the platform's emulator
-            token = self.tokens.token(bot.app_id, service_url=service_url, kind=kind,
-                                      version=version)  # fmt: skip
-            headers["Authorization"] = f"Bearer {token}"
-            shown["Authorization"] = redact_authorization(headers["Authorization"])
+        headers, shown = self._headers(bot, str(body["serviceUrl"]), kind, version)
         label = f"{body.get('type', 'activity')}"
         self._record(conversation_id, "http.request", {
             "summary": f"→ bot: {label}" + _text_of(body),
@@ -102,17 +95,37 @@ class ActivitySender:
             "body": body,
             "token": "none (anonymous bot)" if bot.anonymous else kind.value,
         })  # fmt: skip
+        answer = await self._post(bot.endpoint, body, headers)
+        self._record_answer(conversation_id, answer)
+        return answer
+
+    def _headers(
+        self, bot: BotRegistration, service_url: str, kind: TokenKind, version: str
+    ) -> tuple[dict[str, str], JSONObject]:
+        """The request headers, and the same as the transcript shows them (the token redacted).
+        An anonymous bot gets no token, as from the platform's emulator."""
+        headers = {"Content-Type": "application/json"}
+        shown: JSONObject = dict(headers)
+        if not bot.anonymous:
+            token = self.tokens.token(bot.app_id, service_url=service_url, kind=kind,
+                                      version=version)  # fmt: skip
+            headers["Authorization"] = f"Bearer {token}"
+            shown["Authorization"] = redact_authorization(headers["Authorization"])
+        return headers, shown
+
+    async def _post(self, endpoint: str, body: JSONObject, headers: dict[str, str]) -> BotAnswer:
+        """POST the body; what the bot answered, or why it did not."""
         started = time.perf_counter()
         try:
             async with self.http.post(
-                bot.endpoint,
+                endpoint,
                 data=dumps(body),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
                 allow_redirects=False,
             ) as response:
                 data, oversized = await read_limited(response, self.max_body)
-                answer = BotAnswer(
+                return BotAnswer(
                     response.status,
                     data,
                     {k: v for k, v in response.headers.items()},
@@ -120,9 +133,11 @@ class ActivitySender:
                     (time.perf_counter() - started) * 1000,
                 )
         except TimeoutError:
-            answer = BotAnswer(None, failure=f"no answer within {self.timeout:g}s")
+            return BotAnswer(None, failure=f"no answer within {self.timeout:g}s")
         except (aiohttp.ClientError, OSError) as e:
-            answer = BotAnswer(None, failure=f"connection failed: {str(e) or type(e).__name__}")
+            return BotAnswer(None, failure=f"connection failed: {str(e) or type(e).__name__}")
+
+    def _record_answer(self, conversation_id: str, answer: BotAnswer) -> None:
         if answer.status is None:
             self._record(conversation_id, "http.error", {
                 "summary": f"✗ bot: {answer.failure}", "error": answer.failure or "",
@@ -135,7 +150,6 @@ class ActivitySender:
                 "body": answer.body.decode("utf-8", "replace"),
                 "latency_ms": round(answer.latency_ms, 3),
             })  # fmt: skip
-        return answer
 
     def _record(self, conversation_id: str, kind: str, payload: JSONObject) -> None:
         if self.record is not None:

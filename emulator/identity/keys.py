@@ -12,22 +12,19 @@ makes a new current key and retires the old one, which stays published for a gra
 tokens it signed still validate, and is then dropped from the index and its files are removed.
 
 Every file is written atomically (a private temporary file, then chmod and rename), and changes to
-the directory are serialised with a lock file so that two processes never make two current keys.
-Every error is an ``IdentityError`` with a one-line message.
+the directory are serialised with a lock file so that two processes never make two current keys
+(``keyfiles.py`` does both, and reads the index). Every error is an ``IdentityError`` with a
+one-line message.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
 import hashlib
 import json
-import os
-import re
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,32 +33,41 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from emulator.errors import BotemuError
+from emulator.identity.errors import IdentityError
+from emulator.identity.keyfiles import (
+    CERT_MODE,
+    DIR_MODE,
+    INDEX_FILE,
+    KEY_MODE,
+    LOCK_FILE,
+    locked,
+    read_file,
+    read_index,
+    tighten,
+    write_file,
+)
 from emulator.jsonutil import JSON
 
+__all__ = [
+    "CERT_DAYS",
+    "CERT_MODE",
+    "DIR_MODE",
+    "INDEX_FILE",
+    "KEYS_DIR",
+    "KEY_BITS",
+    "KEY_MODE",
+    "LOCK_FILE",
+    "IdentityError",
+    "KeyStore",
+    "SigningKey",
+    "b64url",
+    "endorsed_channels",
+    "thumbprint",
+]
+
 KEYS_DIR = "signing-keys"
-INDEX_FILE = "index.json"
-LOCK_FILE = ".lock"
-DIR_MODE = 0o700
-KEY_MODE = 0o600
-CERT_MODE = 0o644
 KEY_BITS = 2048
 CERT_DAYS = 5 * 365
-_KID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-class IdentityError(BotemuError):
-    """The identity service could not do what was asked: a key file that cannot be read or
-    written, a corrupt key index, a bot that is not registered.
-
-    ``path`` is the file or directory at fault (None when no file is involved); ``message`` says
-    what is wrong, in one line.
-    """
-
-    def __init__(self, message: str, *, path: Path | None = None) -> None:
-        super().__init__(message if path is None else f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 def b64url(data: bytes) -> str:
@@ -151,7 +157,7 @@ class KeyStore:
     def rotate(self) -> SigningKey:
         """Make a new current key; the previous one is retired now and stays published for the
         grace period."""
-        with self._locked():
+        with locked(self.directory):
             now = self._clock()
             keys, gone = self._read(now)  # the directory may have changed since it was loaded
             fresh = self._generate(now)
@@ -188,7 +194,7 @@ class KeyStore:
         """The published keys, from memory, or else from the directory (pruned, and with a new
         current key when there is none)."""
         if self._keys is None:
-            with self._locked():
+            with locked(self.directory):
                 now = self._clock()
                 keys, gone = self._read(now)
                 if not keys or keys[0].retired is not None:
@@ -208,7 +214,7 @@ class KeyStore:
         except OSError:
             unchanged = False
         if not unchanged:
-            _write(self._index, data, CERT_MODE)
+            write_file(self._index, data, CERT_MODE)
         for path in (path for kid in gone for path in self._files(kid)):
             try:
                 path.unlink(missing_ok=True)
@@ -232,7 +238,7 @@ class KeyStore:
         keys: list[SigningKey] = []
         gone: list[str] = []
         current_created: float | None = None
-        for kid, created, retired in sorted(_read_index(self._index), key=lambda e: -e[1]):
+        for kid, created, retired in sorted(read_index(self._index), key=lambda e: -e[1]):
             if retired is None:
                 if current_created is None:
                     current_created = created
@@ -247,7 +253,7 @@ class KeyStore:
 
     def _load_key(self, kid: str, created: float, retired: float | None) -> SigningKey:
         key_file, cert_file = self._files(kid)
-        key_pem, cert_pem = _read(key_file), _read(cert_file)
+        key_pem, cert_pem = read_file(key_file), read_file(cert_file)
         try:
             private_key = serialization.load_pem_private_key(key_pem, password=None)
         except (ValueError, TypeError) as e:
@@ -262,7 +268,7 @@ class KeyStore:
             raise IdentityError("not a PEM certificate", path=cert_file) from None
         if certificate.public_key() != private_key.public_key():
             raise IdentityError(f"does not belong to {key_file.name}", path=cert_file)
-        _tighten(key_file)
+        tighten(key_file)
         return SigningKey(kid, private_key, certificate, created, retired, self.endorsements)
 
     def _generate(self, now: float) -> SigningKey:
@@ -275,28 +281,9 @@ class KeyStore:
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
-        _write(key_file, key_pem, KEY_MODE)
-        _write(cert_file, certificate.public_bytes(serialization.Encoding.PEM), CERT_MODE)
+        write_file(key_file, key_pem, KEY_MODE)
+        write_file(cert_file, certificate.public_bytes(serialization.Encoding.PEM), CERT_MODE)
         return SigningKey(kid, private_key, certificate, now, None, self.endorsements)
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Create the directory (0700) and hold its lock (POSIX; elsewhere only the directory)."""
-        _make_dir(self.directory)
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        try:
-            fd = os.open(self.directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, KEY_MODE)
-        except OSError as e:
-            raise IdentityError(f"cannot lock: {e.strerror or e}", path=self.directory) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -337,37 +324,6 @@ def _self_signed(private_key: rsa.RSAPrivateKey, now: float) -> x509.Certificate
     )
 
 
-def _read_index(path: Path) -> list[tuple[str, float, float | None]]:
-    """(kid, created, retired) of every entry; [] when there is no index yet."""
-    try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return []
-    except OSError as e:
-        raise IdentityError(f"cannot read: {e.strerror or e}", path=path) from None
-    except ValueError:
-        raise IdentityError("not JSON; remove it to start over", path=path) from None
-    entries = data.get("keys") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise IdentityError('expected {"keys": [...]}; remove it to start over', path=path)
-    result: list[tuple[str, float, float | None]] = []
-    for n, entry in enumerate(entries):
-        kid = entry.get("kid") if isinstance(entry, dict) else None
-        created = entry.get("created") if isinstance(entry, dict) else None
-        retired = entry.get("retired") if isinstance(entry, dict) else None
-        if (
-            not isinstance(kid, str)
-            or not _KID.fullmatch(kid)
-            or not _is_number(created)
-            or not (retired is None or _is_number(retired))
-        ):
-            raise IdentityError(f"keys[{n}] is not a key entry; remove it to start over", path=path)
-        assert isinstance(created, int | float)
-        assert retired is None or isinstance(retired, int | float)
-        result.append((kid, float(created), None if retired is None else float(retired)))
-    return result
-
-
 def endorsed_channels(channels: object) -> tuple[str, ...]:
     """Channel ids to endorse the keys for (a list or tuple of strings), each once, in order.
 
@@ -380,56 +336,3 @@ def endorsed_channels(channels: object) -> tuple[str, ...]:
         if not isinstance(channel, str) or not channel or channel.split() != [channel]:
             raise IdentityError(f"{channel!r} cannot be an endorsed channel id")
     return tuple(dict.fromkeys(channels))
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise IdentityError(
-            f"missing; remove {INDEX_FILE} to start with a new key", path=path
-        ) from None
-    except OSError as e:
-        raise IdentityError(f"cannot read: {e.strerror or e}", path=path) from None
-
-
-def _make_dir(directory: Path) -> None:
-    try:
-        directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        if directory.stat().st_mode & 0o777 != DIR_MODE:
-            os.chmod(directory, DIR_MODE)
-    except FileExistsError:
-        raise IdentityError("exists and is not a directory", path=directory) from None
-    except OSError as e:
-        raise IdentityError(f"cannot create: {e.strerror or e}", path=directory) from None
-    if not directory.is_dir():
-        raise IdentityError("exists and is not a directory", path=directory)
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Write atomically: a private temporary file (0600 from the start), then chmod and rename."""
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        raise IdentityError(f"cannot write: {e.strerror or e}", path=path) from None
-
-
-def _tighten(key: Path) -> None:
-    """A loaded key file is made 0600 too."""
-    try:
-        if key.stat().st_mode & 0o777 != KEY_MODE:
-            os.chmod(key, KEY_MODE)
-    except OSError as e:
-        raise IdentityError(f"cannot set mode 0600: {e.strerror or e}", path=key) from None

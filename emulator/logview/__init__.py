@@ -1,4 +1,5 @@
 """The log view: a live web page of every call and conversation in the transcript store.
+It may import the rulebook, transcripts, the guard and the infrastructure, never the service.
 
 ``botemu serve`` and ``botemu demo`` serve it at the emulator's address (``make_app`` calls
 ``setup_logview``); ``botemu logview --db FILE`` serves it over a database an earlier run wrote.
@@ -6,11 +7,10 @@
 - ``routes.py``: the HTTP surface (the page, its static files, the JSON API, the event stream);
 - ``feed.py``: the live feed, which polls the store's file for calls that changed;
 - ``activities.py``: the activities a conversation carried, for its chat view and ``.transcript``;
-- ``cli.py``: ``botemu logview``;
 - ``static/``: plain HTML, CSS and JavaScript modules, shipped in the package (no build step, no
   network). Everything from the bot is rendered as text, never as HTML.
 
-docs/logview.md describes the page and the API.
+``botemu logview`` is ``emulator/cli/logview.py``; docs/logview.md describes the page and the API.
 """
 
 from emulator.logview.routes import LOGVIEW, LogView, setup_logview, standalone_app

@@ -1,0 +1,227 @@
+"""Activities: the types the connector knows, the check of an Activity body, and the state's
+operations on activities (send, reply, update, delete, upload history).
+
+Pure: ``check_activity`` returns a deep copy of the activity and the warnings about it, or raises
+the domain errors of ``errors.py`` (BadArgument, MissingProperty); ``ActivityOps`` is a part of
+``models.ConnectorState``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from emulator.connector.bodies import copies
+from emulator.connector.conversations import Conversation
+from emulator.connector.errors import bad_argument, missing_property
+from emulator.connector.state import StateCore
+from emulator.jsonutil import JSON, JSONObject, kind_of
+
+CHANNEL_ID = "botemu"
+"""The ``channelId`` of every activity botemu stores."""
+ACTIVITY_TYPES = tuple(
+    "message event invoke messageReaction endOfConversation handoff typing conversationUpdate"
+    " trace installationUpdate contactRelationUpdate suggestion deleteUserData messageUpdate"
+    " messageDelete".split()
+)
+"""The activity types of spec section Events, "Activities through the connector"."""
+_BY_LOWER = {t.lower(): t for t in ACTIVITY_TYPES}
+_STRINGS = tuple(
+    "id text speak name locale textFormat inputHint replyToId attachmentLayout summary"
+    " topicName timestamp localTimestamp".split()
+)
+_OBJECTS = tuple("from recipient conversation suggestedActions relatesTo".split())
+_ARRAYS = tuple(
+    "attachments entities membersAdded membersRemoved reactionsAdded reactionsRemoved".split()
+)
+_CONTENT = ("text", "speak", "attachments", "suggestedActions", "channelData", "value")
+"""A message with none of these (non-empty) is empty: accepted, with a warning."""
+
+
+def check_activity(value: object, path: str = "$") -> tuple[JSONObject, list[str]]:
+    """Check an Activity body; return a deep copy of it and the warnings about it.
+
+    Refused (400): not an object or a non-string ``type`` or a mistyped well-known property
+    (BadArgument), no ``type`` or an attachment or entity without its ``contentType``/``type``
+    (MissingProperty). Accepted with a warning: an unknown type (forward compatibility), a
+    known type in another case, an empty message, an event or invoke without ``name``."""
+    if not isinstance(value, Mapping):
+        raise bad_argument(f"{path}: an activity must be a JSON object, got {kind_of(value)}")
+    if value.get("type") is None:
+        raise missing_property(f"{path}.type", f"{path}.type is required (the activity type)")
+    kind = value["type"]
+    if not isinstance(kind, str):
+        raise bad_argument(f"{path}.type must be a string, got {kind_of(kind)}")
+    if not kind.strip():
+        raise bad_argument(f"{path}.type must not be empty")
+    for names, wanted in ((_STRINGS, str), (_OBJECTS, Mapping), (_ARRAYS, list)):
+        for name in names:
+            item = value.get(name)
+            if item is not None and not isinstance(item, wanted):
+                raise bad_argument(f"{path}.{name} must be {_NOUN[wanted]}, got {kind_of(item)}")
+    for name in ("from", "recipient", "conversation"):
+        account = value.get(name)
+        if isinstance(account, Mapping) and not isinstance(account.get("id", ""), str | None):
+            raise bad_argument(f"{path}.{name}.id must be a string")
+    _check_items(value, "attachments", "contentType", path)
+    _check_items(value, "entities", "type", path)
+    return copy.deepcopy(dict(value)), _warnings(value, kind)
+
+
+_NOUN: dict[object, str] = {str: "a string", Mapping: "an object", list: "an array"}
+
+
+def _check_items(activity: Mapping[str, JSON], name: str, key: str, path: str) -> None:
+    items = activity.get(name)
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        where = f"{path}.{name}[{i}]"
+        if not isinstance(item, Mapping):
+            raise bad_argument(f"{where} must be an object, got {kind_of(item)}")
+        if item.get(key) is None:
+            raise missing_property(f"{where}.{key}")
+        if not isinstance(item[key], str):
+            raise bad_argument(f"{where}.{key} must be a string, got {kind_of(item[key])}")
+
+
+def _warnings(activity: Mapping[str, JSON], kind: str) -> list[str]:
+    known = _BY_LOWER.get(kind.lower())
+    if known is None:
+        return [f"unknown activity type {kind!r}: stored and passed on as is"]
+    out = [] if known == kind else [f"activity type {kind!r} is written {known!r} in the spec"]
+    if known == "message" and not any(activity.get(k) not in (None, "", [], {}) for k in _CONTENT):
+        out.append(
+            "an empty message (no text, attachments, suggestedActions, channelData or "
+            "value): accepted, but real channels may refuse it or show nothing"
+        )
+    if known in ("event", "invoke") and not activity.get("name"):
+        out.append(f"an {known} without a name: the name selects the task (spec, Events)")
+    return out
+
+
+class ActivityOps(StateCore):
+    """The operations of ``ConnectorState`` on a conversation's activities."""
+
+    def post_activity(
+        self,
+        conversation_id: str,
+        activity: Mapping[str, JSON],
+        *,
+        reply_to: str | None = None,
+        from_bot: bool = True,
+        bot: str | None = None,
+    ) -> str:
+        """Check and store an activity (send, or reply when ``reply_to`` is given); return its id.
+
+        botemu sets ``id``, ``timestamp``, ``serviceUrl``, ``channelId`` and ``conversation``;
+        an absent ``from`` becomes the bot (or, for ``from_bot=False``, the first user) and an
+        absent ``recipient`` the other party of a 1:1 conversation."""
+        conversation = self.conversation(conversation_id, bot=bot)
+        checked, warnings = check_activity(activity)
+        if reply_to is not None:
+            conversation.activity(reply_to)
+            checked["replyToId"] = reply_to
+        stored = self._stamp(conversation, checked, from_bot=from_bot)
+        self._store(conversation, stored, warnings)
+        return str(stored["id"])
+
+    def update_activity(
+        self,
+        conversation_id: str,
+        activity_id: str,
+        activity: Mapping[str, JSON],
+        *,
+        bot: str | None = None,
+    ) -> str:
+        """Replace a stored activity, keeping its id, timestamp and (when absent from the new
+        one) its ``from``, ``recipient`` and ``replyToId``. Returns the id."""
+        conversation = self.conversation(conversation_id, bot=bot)
+        checked, warnings = check_activity(activity)
+        index = conversation.index_of(activity_id)
+        old = conversation.activities[index]
+        new = dict(checked)
+        for key in ("from", "recipient", "replyToId"):
+            if new.get(key) is None and key in old:
+                new[key] = old[key]
+        new.update(self._envelope(conversation), id=activity_id, timestamp=old.get("timestamp"))
+        conversation.activities[index] = new
+        conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
+        self._notify(conversation.id, {**new, "type": "messageUpdate"})
+        return activity_id
+
+    def delete_activity(
+        self, conversation_id: str, activity_id: str, *, bot: str | None = None
+    ) -> None:
+        conversation = self.conversation(conversation_id, bot=bot)
+        del conversation.activities[conversation.index_of(activity_id)]
+        conversation.activity_members.pop(activity_id, None)
+        notice: JSONObject = {"type": "messageDelete", "id": activity_id}
+        notice.update(self._envelope(conversation), timestamp=self._timestamp())
+        self._notify(conversation.id, notice)
+
+    def history(
+        self, conversation_id: str, transcript: Mapping[str, JSON], *, bot: str | None = None
+    ) -> str:
+        """``POST .../activities/history``: store past activities as given (their ids must be
+        new to the conversation; absent ids and timestamps are assigned). All or nothing.
+        Returns a new id for the upload."""
+        conversation = self.conversation(conversation_id, bot=bot)
+        if not isinstance(transcript, Mapping):
+            raise bad_argument(f"a Transcript must be an object, got {kind_of(transcript)}")
+        if "activities" not in transcript:
+            raise missing_property("$.activities")
+        raw = transcript["activities"]
+        if not isinstance(raw, list):
+            raise bad_argument(f"$.activities must be an array, got {kind_of(raw)}")
+        seen = {a.get("id") for a in conversation.activities}
+        checked: list[tuple[JSONObject, list[str]]] = []
+        for i, item in enumerate(raw):
+            activity, warnings = check_activity(item, f"$.activities[{i}]")
+            given = activity.get("id")
+            if given is not None and given in seen:
+                raise bad_argument(f"$.activities[{i}].id {given!r} is already used")
+            seen.add(given)
+            checked.append((activity, warnings))
+        for activity, warnings in checked:
+            stored = self._stamp(conversation, activity, from_bot=True, keep=True)
+            self._store(conversation, stored, warnings)
+        return self._ids()
+
+    def _envelope(self, conversation: Conversation) -> JSONObject:
+        return {
+            "conversation": conversation.account(),
+            "channelId": CHANNEL_ID,
+            "serviceUrl": self.service_url,
+        }
+
+    def _stamp(
+        self,
+        conversation: Conversation,
+        activity: JSONObject,
+        *,
+        from_bot: bool,
+        keep: bool = False,
+    ) -> JSONObject:
+        """Add the envelope, an id and a timestamp (``keep``: only where the activity has none)."""
+        stored = {**activity, **self._envelope(conversation)}
+        if not (keep and stored.get("id") is not None):
+            stored["id"] = self._new_id({a.get("id") for a in conversation.activities})
+        if not (keep and stored.get("timestamp") is not None):
+            stored["timestamp"] = self._timestamp()
+        users = conversation.users
+        if stored.get("from") is None:
+            if not from_bot and not users:
+                raise bad_argument(f"conversation {conversation.id} has no user to send as")
+            stored["from"] = copy.deepcopy(conversation.bot if from_bot else users[0])
+        if stored.get("recipient") is None:
+            if not from_bot:
+                stored["recipient"] = copy.deepcopy(conversation.bot)
+            elif not conversation.is_group and users:
+                stored["recipient"] = copy.deepcopy(users[0])
+        return stored
+
+    def _store(self, conversation: Conversation, stored: JSONObject, warnings: list[str]) -> None:
+        conversation.activities.append(stored)
+        activity_id = str(stored["id"])
+        conversation.activity_members[activity_id] = copies(conversation.members)
+        conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
+        self._notify(conversation.id, stored)

@@ -1,0 +1,125 @@
+"""The transcript store's connection: one SQLite connection behind a lock, and write-behind.
+
+``StoreConnection`` opens the file (``schema.connect``), hands the connection out for one read
+or one write transaction at a time (``_read``, ``_write``), and, once ``_start_writer`` ran,
+commits queued statements on a writer thread (``writer.py``) in group commits. Every read waits
+for that queue to drain first. ``TranscriptStore`` (``store.py``) builds its operations on it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from emulator.transcripts.queries import INSERT_EVENT
+from emulator.transcripts.records import TranscriptError, reason_of
+from emulator.transcripts.schema import connect
+from emulator.transcripts.writer import WriteBehind
+
+
+class StoreConnection:
+    """A transcript database's connection. Thread-safe: one connection guarded by a lock."""
+
+    def __init__(self, path: str | Path) -> None:
+        """Open (create, migrate) the database at ``path``; ``TranscriptError`` if it cannot."""
+        self.path = Path(path)
+        self._label = str(path)
+        self._lock = threading.Lock()
+        self._writer: WriteBehind | None = None
+        self._closed = False
+        self._conn = connect(path, self._label)
+
+    def _start_writer(self) -> None:
+        """From now on ``_writer`` takes the statements to commit (see ``writer.py``)."""
+        self._writer = WriteBehind(self._commit_rows, name=f"transcripts {self._label}")
+
+    @contextmanager
+    def _read(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
+        if self._writer is not None and flush:
+            self._flush()  # readers see every event appended before the read
+        with self._lock:
+            if self._closed:
+                raise TranscriptError("the store is closed", path=self._label)
+            try:
+                yield self._conn
+            except sqlite3.Error as e:
+                raise TranscriptError(reason_of(e), path=self._label) from e
+
+    @contextmanager
+    def _write(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so a
+        read-then-write such as allocating a seq is atomic across connections)."""
+        with self._read(flush=flush) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def flush(self) -> None:
+        """Wait until every event appended so far is committed (a no-op without write-behind)."""
+        if self._writer is not None:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self._writer is not None
+        try:
+            self._writer.flush()
+        except TranscriptError:
+            raise
+        except Exception as e:  # pragma: no cover - the commit wraps SQLite errors already
+            raise TranscriptError(reason_of(e), path=self._label) from e
+
+    def _commit_rows(self, items: Sequence[tuple[object, ...]]) -> None:
+        """The writer thread's group commit: every queued statement, in order, in one
+        transaction (runs of event inserts go through ``executemany``)."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                run: list[tuple[object, ...]] = []
+                for sql, params in items:
+                    if sql is INSERT_EVENT:
+                        run.append(params)  # type: ignore[arg-type]
+                        continue
+                    if run:
+                        conn.executemany(INSERT_EVENT, run)
+                        run = []
+                    conn.execute(sql, params)  # type: ignore[arg-type]
+                if run:
+                    conn.executemany(INSERT_EVENT, run)
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise TranscriptError(
+                    f"could not commit events: {reason_of(e)}", path=self._label
+                ) from e
+
+    def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()  # commits what is queued first
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
