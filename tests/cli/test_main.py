@@ -13,7 +13,7 @@ import pytest
 from emulator.cli import main
 from emulator.rulebook import rules_markdown
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WELCOME = ROOT / "examples" / "workflows" / "welcome.json"
 BROKEN = ROOT / "examples" / "workflows" / "broken.json"
 
