@@ -22,6 +22,7 @@ import aiohttp
 
 from emulator.calling import exchange_rules as X
 from emulator.findings import Finding, Rule
+from emulator.httpio import read_limited, redact_authorization
 from emulator.jsonutil import JSONObject
 
 Recorder = Callable[[str, JSONObject, bytes | None], None]
@@ -114,18 +115,7 @@ class Deliverer:
         last: Delivery | None = None
         for attempt in range(1, total + 1):
             if attempt > 1:
-                delay = policy.delay(attempt - 1)
-                self.record(
-                    "retry",
-                    {
-                        "summary": f"retry {attempt}/{total} of {label} in {delay:g}s",
-                        "message_id": message_id,
-                        "attempt": attempt,
-                        "delay": delay,
-                    },
-                    None,
-                )
-                await self.wait(delay)
+                await self._retry(label, message_id, attempt, total)
             last, finding = await self._attempt(
                 url, body, headers, label, message_id, attempt, parts, meta
             )
@@ -144,25 +134,22 @@ class Deliverer:
             elif fail_once and attempt == policy.attempts:
                 break  # the extra attempt is for the injected failure only
         assert last is not None
-        if last.failure is not None or (last.status is not None and last.status >= 500):
-            why = last.failure or f"HTTP {last.status}"
-            findings.append(
-                Finding(
-                    X.CALL_DELIVERY_FAILED.id,
-                    X.CALL_DELIVERY_FAILED.severity,
-                    label,
-                    f"{label} not delivered after {attempt} attempts (last: {why}); "
-                    "the platform hangs up",
-                )
-            )
-            return Delivery(
-                last.status, last.body, last.headers, attempt, why, last.oversized,
-                tuple(findings),
-            )  # fmt: skip
-        return Delivery(
-            last.status, last.body, last.headers, last.attempts, None, last.oversized,
-            tuple(findings),
-        )  # fmt: skip
+        return _concluded(label, last, attempt, findings)
+
+    async def _retry(self, label: str, message_id: str, attempt: int, total: int) -> None:
+        """Record the retry, then wait its back-off."""
+        delay = self.policy.delay(attempt - 1)
+        self.record(
+            "retry",
+            {
+                "summary": f"retry {attempt}/{total} of {label} in {delay:g}s",
+                "message_id": message_id,
+                "attempt": attempt,
+                "delay": delay,
+            },
+            None,
+        )
+        await self.wait(delay)
 
     async def _attempt(
         self,
@@ -175,40 +162,11 @@ class Deliverer:
         parts: JSONObject | None,
         meta: JSONObject | None = None,
     ) -> tuple[Delivery, Finding | None]:
-        request: JSONObject = {
-            "summary": f"→ {label}" + (f" (attempt {attempt})" if attempt > 1 else ""),
-            "method": "POST",
-            "url": url,
-            "headers": _json_headers(headers),
-            "label": label,
-            "message_id": message_id,
-            "attempt": attempt,
-        }
-        text = None if parts is not None else _text(body)
-        request["body"] = text
-        if parts is not None:
-            request["parts"] = parts
-        if meta:
-            request.update(meta)
-        self.record("http.request", request, None if text is not None else body)
+        request, blob = request_event(url, body, headers, label, message_id, attempt, parts, meta)
+        self.record("http.request", request, blob)
         started = time.perf_counter()
         try:
-            async with self.session.post(
-                url,
-                data=body,
-                headers=headers,
-                timeout=self._timeout,
-                allow_redirects=False,
-                ssl=self._ssl,
-            ) as response:
-                data, oversized = await read_limited(response, self.policy.max_body)
-                status = response.status
-                answer_headers = _headers(response.headers)
-                sent_headers = _headers(response.request_info.headers)
-                if "Authorization" in sent_headers:
-                    sent_headers["Authorization"] = redact_authorization(
-                        sent_headers["Authorization"]
-                    )
+            answer = await self._exchange(url, body, headers)
         except TimeoutError:
             return self._failed(label, message_id, attempt, "timeout",
                                 f"no answer within {self.policy.timeout:g}s", X.CALL_TIMEOUT)  # fmt: skip
@@ -219,33 +177,38 @@ class Deliverer:
             return self._failed(label, message_id, attempt, "connection",
                                 f"connection failed: {_reason(e)}", X.CALL_CONNECTION)  # fmt: skip
         latency = (time.perf_counter() - started) * 1000
-        shown = _text(data)
-        summary = f"← {status}" + (" (empty)" if not data else "") + f" in {latency:.0f} ms"
-        if oversized:
-            summary += f" (body over {self.policy.max_body} bytes, cut)"
-        self.record(
-            "http.response",
-            {
-                "summary": summary,
-                "status": status,
-                "headers": cast(JSONObject, answer_headers),  # plain str keys: ``_headers``
-                "request_headers": cast(JSONObject, sent_headers),
-                "body": shown,
-                "latency_ms": round(latency, 3),
-                "message_id": message_id,
-                "attempt": attempt,
-                "oversized": oversized,
-                "label": label,
-            },
-            None if shown is not None else data,
+        response, blob = response_event(
+            answer, latency, self.policy.max_body, label, message_id, attempt
         )
+        self.record("http.response", response, blob)
         finding = None
-        if status >= 500:
+        if answer.status >= 500:
             finding = Finding(
                 X.CALL_HTTP_5XX.id, X.CALL_HTTP_5XX.severity, label,
-                f"the bot answered {label} with HTTP {status} (attempt {attempt})",
+                f"the bot answered {label} with HTTP {answer.status} (attempt {attempt})",
             )  # fmt: skip
-        return Delivery(status, data, answer_headers, attempt, None, oversized), finding
+        delivery = Delivery(
+            answer.status, answer.data, answer.headers, attempt, None, answer.oversized
+        )
+        return delivery, finding
+
+    async def _exchange(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """One POST and its answer; raises what aiohttp raises (time-out, TLS, connection)."""
+        async with self.session.post(
+            url,
+            data=body,
+            headers=headers,
+            timeout=self._timeout,
+            allow_redirects=False,
+            ssl=self._ssl,
+        ) as response:
+            data, oversized = await read_limited(response, self.policy.max_body)
+            sent_headers = _headers(response.request_info.headers)
+            if "Authorization" in sent_headers:
+                sent_headers["Authorization"] = redact_authorization(sent_headers["Authorization"])
+            return Answer(
+                response.status, data, oversized, _headers(response.headers), sent_headers
+            )
 
     def _failed(
         self, label: str, message_id: str, attempt: int, kind: str, detail: str, rule: Rule
@@ -266,19 +229,95 @@ class Deliverer:
         return Delivery(None, b"", {}, attempt, detail), finding
 
 
-async def read_limited(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
-    """The body, up to ``limit`` bytes; whether there was more."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = await response.content.read(64 * 1024)
-        if not chunk:
-            return b"".join(chunks), False
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            response.close()
-            return b"".join(chunks)[:limit], True
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the bot answered to one attempt, as read off the wire."""
+
+    status: int
+    data: bytes
+    oversized: bool
+    headers: dict[str, str]
+    sent_headers: dict[str, str]
+    """The request headers exactly as the HTTP client sent them (Authorization redacted)."""
+
+
+def _concluded(label: str, last: Delivery, attempts: int, findings: list[Finding]) -> Delivery:
+    """The delivery after its last attempt: failed (with a finding) when that attempt got no
+    answer or a 5xx."""
+    if last.failure is not None or (last.status is not None and last.status >= 500):
+        why = last.failure or f"HTTP {last.status}"
+        findings.append(
+            Finding(
+                X.CALL_DELIVERY_FAILED.id,
+                X.CALL_DELIVERY_FAILED.severity,
+                label,
+                f"{label} not delivered after {attempts} attempts (last: {why}); "
+                "the platform hangs up",
+            )
+        )
+        return Delivery(
+            last.status, last.body, last.headers, attempts, why, last.oversized,
+            tuple(findings),
+        )  # fmt: skip
+    return Delivery(
+        last.status, last.body, last.headers, last.attempts, None, last.oversized,
+        tuple(findings),
+    )  # fmt: skip
+
+
+def request_event(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    label: str,
+    message_id: str,
+    attempt: int,
+    parts: JSONObject | None,
+    meta: JSONObject | None,
+) -> tuple[JSONObject, bytes | None]:
+    """The transcript event of one attempt's request, and the body kept as a blob (a multipart
+    or non-UTF-8 body), if any."""
+    request: JSONObject = {
+        "summary": f"→ {label}" + (f" (attempt {attempt})" if attempt > 1 else ""),
+        "method": "POST",
+        "url": url,
+        "headers": _json_headers(headers),
+        "label": label,
+        "message_id": message_id,
+        "attempt": attempt,
+    }
+    text = None if parts is not None else _text(body)
+    request["body"] = text
+    if parts is not None:
+        request["parts"] = parts
+    if meta:
+        request.update(meta)
+    return request, None if text is not None else body
+
+
+def response_event(
+    answer: Answer, latency: float, max_body: int, label: str, message_id: str, attempt: int
+) -> tuple[JSONObject, bytes | None]:
+    """The transcript event of one answer (``latency`` in ms), and the body kept as a blob
+    when it is not UTF-8."""
+    data = answer.data
+    shown = _text(data)
+    summary = f"← {answer.status}" + (" (empty)" if not data else "") + f" in {latency:.0f} ms"
+    if answer.oversized:
+        summary += f" (body over {max_body} bytes, cut)"
+    response: JSONObject = {
+        "summary": summary,
+        "status": answer.status,
+        "headers": cast(JSONObject, answer.headers),  # plain str keys: ``_headers``
+        "request_headers": cast(JSONObject, answer.sent_headers),
+        "body": shown,
+        "latency_ms": round(latency, 3),
+        "message_id": message_id,
+        "attempt": attempt,
+        "oversized": answer.oversized,
+        "label": label,
+    }
+    return response, None if shown is not None else data
 
 
 def _headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -297,19 +336,6 @@ def _json_headers(headers: Mapping[str, str]) -> JSONObject:
     if "Authorization" in out:
         out["Authorization"] = redact_authorization(str(out["Authorization"]))
     return out
-
-
-SIGNATURE_REMOVED = "<signature removed>"
-
-
-def redact_authorization(value: str) -> str:
-    """An Authorization header as the transcript keeps it: a JWT's header and claims stay
-    readable, its signature is cut, so what is stored can never be replayed to a bot."""
-    scheme, _, token = value.partition(" ")
-    parts = token.split(".")
-    if len(parts) == 3:
-        return f"{scheme} {parts[0]}.{parts[1]}.{SIGNATURE_REMOVED}"
-    return value if len(value) <= 20 else f"{value[:20]}…"
 
 
 def _text(data: bytes) -> str | None:

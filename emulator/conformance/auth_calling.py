@@ -32,7 +32,7 @@ messaging probe's ``TokenFactory`` from botemu's keys (``TokenKind.CALLING``):
 
 The two tokens that are not JWTs come last: a bot that dies on one hides every later case.
 
-Verdicts are the messaging probe's (``auth.judge``): 403 passes, 2xx is an error, 5xx an error,
+Verdicts are the messaging probe's (``probing.judge``): 403 passes, 2xx is an error, 5xx an error,
 another status a warning, no answer a warning; when ``valid`` is not accepted, refusals prove
 nothing and are warnings. Two things are the calling path's own. A token that is not a JWT
 (``garbage``, ``malformed``) that gets no answer at all is an error: the connection broke or hung
@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from ssl import SSLContext
 
@@ -59,20 +60,17 @@ from emulator.calling.tokens import MAX_APP_ID
 from emulator.calling.wire import encode, parse_workflow
 from emulator.certs import client_ssl_context, load_certs
 from emulator.config import BotRegistration
-from emulator.conformance.auth import (
-    FOREIGN_ISSUER,
-    MARGIN,
-    SKEW,
+from emulator.conformance.probing import (
     Attempt,
     Case,
-    TokenFactory,
+    ProbeError,
     bearer,
     check_url,
     judge_control,
     run_cases,
     send,
 )
-from emulator.conformance.tls import ProbeError
+from emulator.conformance.tokens import FOREIGN_ISSUER, MARGIN, SKEW, TokenFactory
 from emulator.errors import BotemuError, WireError
 from emulator.findings import Finding, RuleRegistry, Severity, has_errors
 from emulator.identity.bearer import TokenKind
@@ -235,21 +233,37 @@ async def probe_auth_calling(
     cannot be reached at all.
     """
     check_url(bot_url, "calling address")
+    probe = _CallingProbe(bot_url, factory, http, timeout, ssl)
+    return await run_cases(bot_url, CASES, probe.attempt, probe.judge_valid,
+                           on_finding=on_finding, after=probe.alive)  # fmt: skip
+
+
+@dataclass
+class _CallingProbe:
+    """One run of the calling probe: how a case is sent, how its positive control is judged,
+    and whether the bot still answers after each case."""
+
+    bot_url: str
+    factory: TokenFactory
+    http: aiohttp.ClientSession
+    timeout: float
+    ssl: SSLContext | None
     control: Attempt | None = None
+    """What the positive control got (None until it was sent)."""
 
-    async def attempt(case: Case) -> Attempt:
-        return await post(case.build(factory))
+    async def attempt(self, case: Case) -> Attempt:
+        return await self.post(case.build(self.factory))
 
-    async def post(authorization: str | None) -> Attempt:
-        body = conversation(factory.app_id)
-        return await send(http, bot_url, body, headers(), authorization, timeout, ssl=ssl)
+    async def post(self, authorization: str | None) -> Attempt:
+        body = conversation(self.factory.app_id)
+        return await send(self.http, self.bot_url, body, headers(), authorization, self.timeout,
+                          ssl=self.ssl)  # fmt: skip
 
-    def judge_valid(case: Case, got: Attempt) -> Finding:
-        nonlocal control
-        control = got
+    def judge_valid(self, case: Case, got: Attempt) -> Finding:
+        self.control = got
         hint = (
             f"does it check tokens against this botemu's OpenID metadata "
-            f"({factory.placeholders.openid_metadata_url}) for app id {factory.app_id}?"
+            f"({self.factory.placeholders.openid_metadata_url}) for app id {self.factory.app_id}?"
         )
         finding = judge_control(case, got, hint)
         if finding.severity is Severity.INFO:
@@ -260,11 +274,11 @@ async def probe_auth_calling(
                                f"a Workflow: {problem}", problem)  # fmt: skip
         return finding
 
-    async def alive(case: Case, got: Attempt) -> Finding | None:
-        check = await post(bearer(factory.token(_CALL)))
+    async def alive(self, case: Case, got: Attempt) -> Finding | None:
+        check = await self.post(bearer(self.factory.token(_CALL)))
         if check.status is None:
             why = f"no answer ({check.detail})"
-        elif control is not None and control.accepted and not check.accepted:
+        elif self.control is not None and self.control.accepted and not check.accepted:
             why = f"{check.detail}, where it accepted the positive control"
         else:
             return None
@@ -276,8 +290,6 @@ async def probe_auth_calling(
             f"{why}; the probe stopped here",
             check.detail,
         )
-
-    return await run_cases(bot_url, CASES, attempt, judge_valid, on_finding=on_finding, after=alive)
 
 
 async def probe_recorded(

@@ -24,6 +24,9 @@ invalid HTTP answer is *answered*, and no answer within the timeout is *timeout*
 bot neither accepted nor clearly refused). When ``valid`` is not accepted, refusals of the other
 cases prove nothing and are warnings. An unreachable bot, or one whose server certificate does not
 verify, raises ``ProbeError``.
+
+The rules and the cases are in ``tls_cases``; every name this module had is still importable from
+it (``ProbeError``, shared by every probe, is ``probing.ProbeError``).
 """
 
 from __future__ import annotations
@@ -33,90 +36,32 @@ import ssl
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 import aiohttp
-from cryptography import x509
 from yarl import URL
 
-from emulator.certs import (
-    PLATFORM_CN,
-    CertError,
-    CertPaths,
-    client_ssl_context_for,
-    common_name,
-    issue_client_cert,
-    read_crl,
-    read_pem,
-)
-from emulator.errors import BotemuError
-from emulator.findings import Finding, RuleRegistry, Severity
+from emulator.certs import CertPaths, client_ssl_context_for
+from emulator.conformance.probing import ProbeError
+from emulator.conformance.tls_cases import RULES, WRONG_CN, Case, cases, revoked_case
+from emulator.findings import Finding, Severity
 
-RULES = RuleRegistry("TLS probe (calling platform to bot)")
-_SOURCE = "spec Authentication, Calling platform to bot 2"
-_r = RULES.add
-_r(
-    "TLS-VALID-ACCEPTED",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot accepts the platform's own client certificate (the positive control: when it is "
-    "refused, the other cases prove nothing).",
-)
-_r("TLS-NO-CERT", Severity.ERROR, _SOURCE, "The bot refuses a call without a client certificate.")
-_r("TLS-EXPIRED", Severity.ERROR, _SOURCE, "The bot refuses an expired client certificate.")
-_r(
-    "TLS-NOT-YET-VALID",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate whose validity has not started.",
-)
-_r(
-    "TLS-UNKNOWN-CA",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate that does not chain to the platform's CA.",
-)
-_r(
-    "TLS-WRONG-CN",
-    Severity.ERROR,
-    _SOURCE + " (common name)",
-    "The bot refuses a client certificate whose common name is not the platform's.",
-)
-_r(
-    "TLS-REVOKED",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate that the platform CA's CRL lists as revoked (right "
-    "name, good dates).",
-)
+__all__ = [
+    "RULES",
+    "WRONG_CN",
+    "Attempt",
+    "Case",
+    "ProbeError",
+    "Verdict",
+    "attempt_case",
+    "cases",
+    "check_url",
+    "probe_tls",
+    "revoked_case",
+]
 
-WRONG_CN = "intruder.example.invalid"
 Verdict = Literal["accepted", "refused", "answered", "timeout", "unreachable"]
-
-
-class ProbeError(BotemuError):
-    """The probe could not run at all: a bad URL, an unreachable bot, or a bot whose server
-    certificate does not verify. ``url`` is the bot's address."""
-
-    def __init__(self, url: str, message: str) -> None:
-        super().__init__(f"{url}: {message}")
-        self.url = url
-        self.message = message
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One connection attempt: a name (the findings' ``where``), its rule and what it presents.
-    ``skipped`` says why the case cannot run (it is then a warning, with no connection)."""
-
-    name: str
-    rule: str
-    presents: str
-    chain_pem: bytes | None
-    key_pem: bytes | None
-    skipped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,79 +70,6 @@ class Attempt:
 
     verdict: Verdict
     detail: str
-
-
-def cases(paths: CertPaths, *, now: datetime | None = None) -> list[Case]:
-    """The seven cases, the positive control first; the bad certificates are issued in memory,
-    but for the revoked one (``revoked_case``)."""
-    now = now or datetime.now(UTC)
-    cn = common_name(paths.client_cert) or PLATFORM_CN
-    day, month = timedelta(days=1), timedelta(days=30)
-
-    def issue(
-        name: str, start: datetime, end: datetime, ca: Literal["botemu", "unknown"] = "botemu"
-    ) -> tuple[bytes, bytes]:
-        return issue_client_cert(paths, common_name=name, not_before=start, not_after=end, ca=ca)
-
-    valid = (read_pem(paths.client_cert), read_pem(paths.client_key))
-    return [
-        Case("valid", "TLS-VALID-ACCEPTED", f"the platform's certificate for {cn}", *valid),
-        Case("no-cert", "TLS-NO-CERT", "no client certificate", None, None),
-        Case(
-            "expired", "TLS-EXPIRED", "an expired certificate", *issue(cn, now - month, now - day)
-        ),
-        Case(
-            "not-yet-valid",
-            "TLS-NOT-YET-VALID",
-            "a certificate that is not valid yet",
-            *issue(cn, now + day, now + month),
-        ),
-        Case(
-            "unknown-ca",
-            "TLS-UNKNOWN-CA",
-            "a certificate from an unknown CA",
-            *issue(cn, now - day, now + month, ca="unknown"),
-        ),
-        Case(
-            "wrong-cn",
-            "TLS-WRONG-CN",
-            f"a certificate for the wrong common name {WRONG_CN}",
-            *issue(WRONG_CN, now - day, now + month),
-        ),
-        revoked_case(paths),
-    ]
-
-
-def revoked_case(paths: CertPaths) -> Case:
-    """The ``revoked`` case: ``platform-revoked.pem`` when ``ca.crl.pem`` lists it, else a
-    skipped case saying what to run."""
-    name, rule = "revoked", "TLS-REVOKED"
-
-    def skipped(reason: str) -> Case:
-        return Case(name, rule, "a revoked certificate", None, None, reason)
-
-    files = (paths.revoked_cert, paths.revoked_key, paths.crl)
-    missing = [p.name for p in files if not p.is_file()]
-    if missing:
-        return skipped(
-            f"no {' or '.join(missing)} in {paths.dir}; 'botemu certs --dir {paths.dir}' "
-            "adds them and keeps the CA"
-        )
-    try:
-        chain, key = read_pem(paths.revoked_cert), read_pem(paths.revoked_key)
-        serial = x509.load_pem_x509_certificate(chain).serial_number
-        listed = read_crl(paths.crl).get_revoked_certificate_by_serial_number(serial) is not None
-    except CertError as e:
-        return skipped(str(e))
-    except ValueError:
-        return skipped(f"{paths.revoked_cert}: not a PEM certificate")
-    if not listed:
-        return skipped(
-            f"{paths.crl} does not list {paths.revoked_cert.name}; 'botemu certs --dir "
-            f"{paths.dir}' renews it"
-        )
-    presents = f"a revoked certificate (serial {serial:x}, listed in {paths.crl.name})"
-    return Case(name, rule, presents, chain, key)
 
 
 async def probe_tls(
@@ -255,19 +127,7 @@ async def attempt_case(
     bot_url: str, case: Case, ctx: ssl.SSLContext, *, timeout: float, ca_file: Path
 ) -> Attempt:
     """POST a minimal Conversation over a new connection with ``ctx``; classify what happens."""
-    body = {
-        "id": f"probe-{case.name}-{uuid.uuid4().hex[:12]}",
-        "participants": [{"identity": "8:probe", "originator": True}],
-        "presentedModalityTypes": ["audio"],
-        "isMultiparty": False,
-        "callState": "incoming",
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json",
-        "X-Platform-Chain-ID": str(uuid.uuid4()),
-        "X-Platform-Message-ID": str(uuid.uuid4()),
-    }
+    body = _conversation(case)
     # A TCP connection not made within half the time counts as unreachable, not as a hung bot.
     limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout / 2)
     try:
@@ -275,8 +135,8 @@ async def attempt_case(
             aiohttp.ClientSession(timeout=limits) as session,
             session.post(
                 bot_url,
-                data=json.dumps(body).encode(),
-                headers=headers,
+                data=body,
+                headers=_headers(),
                 ssl=ctx,
                 allow_redirects=False,
             ) as response,
@@ -288,25 +148,58 @@ async def attempt_case(
             f"the bot's server certificate does not verify against {ca_file}: "
             f"{_ssl_reason(e.certificate_error)}; name the bot's CA with --ca",
         ) from None
-    except aiohttp.ConnectionTimeoutError:
+    except (aiohttp.ClientError, TimeoutError) as e:
+        return _failure(e, timeout)
+    return _answer(status)
+
+
+def _conversation(case: Case) -> bytes:
+    """A minimal incoming Conversation (a new call id each time)."""
+    body = {
+        "id": f"probe-{case.name}-{uuid.uuid4().hex[:12]}",
+        "participants": [{"identity": "8:probe", "originator": True}],
+        "presentedModalityTypes": ["audio"],
+        "isMultiparty": False,
+        "callState": "incoming",
+    }
+    return json.dumps(body).encode()
+
+
+def _headers() -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "X-Platform-Chain-ID": str(uuid.uuid4()),
+        "X-Platform-Message-ID": str(uuid.uuid4()),
+    }
+
+
+def _failure(error: aiohttp.ClientError | TimeoutError, timeout: float) -> Attempt:
+    """What a request that raised ``error`` says (the most specific kinds of error first)."""
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
         return Attempt("unreachable", f"no TCP connection within {timeout / 2:g} s")
-    except TimeoutError:
+    if isinstance(error, TimeoutError):
         return Attempt("timeout", f"no answer within {timeout:g} s")
-    except aiohttp.ClientConnectorSSLError as e:
-        return Attempt("refused", f"TLS handshake refused ({_ssl_reason(e.os_error)})")
-    except aiohttp.ClientConnectorError as e:
-        if isinstance(e.os_error, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
+    if isinstance(error, aiohttp.ClientConnectorSSLError):
+        return Attempt("refused", f"TLS handshake refused ({_ssl_reason(error.os_error)})")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        if isinstance(
+            error.os_error, ConnectionResetError | ConnectionAbortedError | BrokenPipeError
+        ):
             return Attempt("refused", "connection reset during the TLS handshake")
-        return Attempt("unreachable", _os_reason(e.os_error))
-    except aiohttp.ServerDisconnectedError:
+        return Attempt("unreachable", _os_reason(error.os_error))
+    if isinstance(error, aiohttp.ServerDisconnectedError):
         return Attempt("refused", "connection closed without an answer")
-    except (aiohttp.ClientOSError, aiohttp.ClientPayloadError) as e:
-        return Attempt("refused", _closed_reason(e))
-    except aiohttp.ClientResponseError as e:  # through the handshake, then not HTTP
-        reason = str(e.message).strip().split("\n", 1)[0].rstrip(":")
-        return Attempt("answered", f"an invalid HTTP response ({reason or e.status})")
-    except aiohttp.ClientError as e:  # anything else: not a refusal the probe can vouch for
-        return Attempt("answered", f"a client error ({type(e).__name__})")
+    if isinstance(error, aiohttp.ClientOSError | aiohttp.ClientPayloadError):
+        return Attempt("refused", _closed_reason(error))
+    if isinstance(error, aiohttp.ClientResponseError):  # through the handshake, then not HTTP
+        reason = str(error.message).strip().split("\n", 1)[0].rstrip(":")
+        return Attempt("answered", f"an invalid HTTP response ({reason or error.status})")
+    # anything else: not a refusal the probe can vouch for
+    return Attempt("answered", f"a client error ({type(error).__name__})")
+
+
+def _answer(status: int) -> Attempt:
     if 200 <= status < 300:
         return Attempt("accepted", f"HTTP {status}")
     if status in (401, 403):
@@ -344,54 +237,36 @@ def _judge_control(case: Case, attempt: Attempt) -> Finding:
 
 def _judge(case: Case, attempt: Attempt, control: Attempt, timeout: float) -> Finding:
     where, rule, detail = case.name, case.rule, attempt.detail
+    if attempt.verdict == "refused" and control.verdict in ("accepted", "answered"):
+        return Finding(
+            rule, Severity.INFO, where, f"refused a call with {case.presents} ({detail})"
+        )
+    severity, message = _problem(case, attempt, timeout)
+    return Finding(rule, severity, where, message, detail)
+
+
+def _problem(case: Case, attempt: Attempt, timeout: float) -> tuple[Severity, str]:
+    """The severity and message of a case that was not plainly refused."""
+    detail = attempt.detail
     match attempt.verdict:
         case "accepted":
-            return Finding(
-                rule,
-                Severity.ERROR,
-                where,
-                f"the bot accepted a call with {case.presents} ({detail}); it must refuse it",
-                detail,
-            )
-        case "refused" if control.verdict in ("accepted", "answered"):
-            return Finding(
-                rule, Severity.INFO, where, f"refused a call with {case.presents} ({detail})"
-            )
+            return (Severity.ERROR,
+                    f"the bot accepted a call with {case.presents} ({detail}); it must refuse it")  # fmt: skip
         case "refused":
-            return Finding(
-                rule,
-                Severity.WARNING,
-                where,
-                f"refused a call with {case.presents} ({detail}), but the platform's own "
-                "certificate was not accepted either: inconclusive",
-                detail,
-            )
+            return (Severity.WARNING,
+                    f"refused a call with {case.presents} ({detail}), but the platform's own "
+                    "certificate was not accepted either: inconclusive")  # fmt: skip
         case "answered":
-            return Finding(
-                rule,
-                Severity.WARNING,
-                where,
-                f"{case.presents} got through the TLS handshake and the bot answered {detail}; "
-                "it should refuse in the handshake or with 401/403",
-                detail,
-            )
+            return (Severity.WARNING,
+                    f"{case.presents} got through the TLS handshake and the bot answered {detail}; "
+                    "it should refuse in the handshake or with 401/403")  # fmt: skip
         case "timeout":
-            return Finding(
-                rule,
-                Severity.WARNING,
-                where,
-                f"the bot neither accepted nor refused a call with {case.presents} within {timeout:g} s",
-                detail,
-            )
+            return (Severity.WARNING,
+                    f"the bot neither accepted nor refused a call with {case.presents} within {timeout:g} s")  # fmt: skip
         case "unreachable":
-            return Finding(
-                rule,
-                Severity.ERROR,
-                where,
-                f"the bot could not be reached any more after earlier cases ({detail}); did "
-                f"{case.presents} make it stop?",
-                detail,
-            )
+            return (Severity.ERROR,
+                    f"the bot could not be reached any more after earlier cases ({detail}); did "
+                    f"{case.presents} make it stop?")  # fmt: skip
 
 
 def _skipped(case: Case) -> Finding:

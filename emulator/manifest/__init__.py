@@ -1,6 +1,20 @@
-"""Skill manifests (spec A): read one from a file or URL and validate it (``validate.py``).
+"""Skill manifests (spec A): read one from a file or URL, validate it, check a running skill.
+May import connector, identity, calling, transcripts, certs and infrastructure; nothing above.
 
-``botemu manifest validate FILE...`` is the command line (``cli.py``); docs/manifests.md is the
+The infrastructure: ``config``, ``errors``, ``findings``, ``jsonutil``, ``jsonpos``, ``ids``,
+``inputs``, ``patterns``, ``guard``, ``client``. Above it (never imported): ``service``,
+``runner``, ``cli``, ``scenario``, ``logview``.
+
+``source``    reading (``document``: the ``Manifest`` and its errors; ``fetch``: URLs; ``parse``:
+              JSON and YAML text with positions)
+``validate``  validation (``rules``, ``formats``, ``semantics``; ``explain`` and ``words``: the
+              messages)
+``samples``   sample values for draft-07 schemas (``sample_walk``, ``sample_build``,
+              ``sample_text``)
+``check``     ``botemu manifest check``: a running skill against its manifest (``check_verdicts``)
+
+The command lines are ``emulator/cli/manifest.py`` (``botemu manifest validate``, ``schema``) and
+``emulator/cli/manifest_check.py`` (``botemu manifest check``); docs/manifests.md is the
 reference.
 """
 

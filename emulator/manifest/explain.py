@@ -16,29 +16,50 @@ one rule (MF-PAYLOAD-SCHEMA) at the pointer inside the manifest.
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from emulator.findings import Finding, Rule, Severity
-from emulator.manifest.source import child, printable
+from emulator.manifest.document import child
+from emulator.manifest.words import (
+    TYPE_WORDS,
+    a,
+    as_list,
+    closest,
+    evidence,
+    kind,
+    name,
+    one_line,
+    pointer,
+    repeats,
+    same,
+    short,
+    show,
+    types,
+)
+
+__all__ = [
+    "a",
+    "closest",
+    "kind",
+    "metaschema_error",
+    "name",
+    "one_line",
+    "pointer",
+    "same",
+    "schema_error",
+    "short",
+    "show",
+    "types",
+]
 
 Schema: TypeAlias = dict[str, Any]
 
-_TYPE_WORDS = {
-    "string": "a string",
-    "array": "an array",
-    "object": "an object",
-    "number": "a number",
-    "integer": "an integer",
-    "boolean": "true or false",
-    "null": "null",
-}
-_SIMPLE_TYPES = sorted(_TYPE_WORDS)
+_SIMPLE_TYPES = sorted(TYPE_WORDS)
+
 _HINTS = {
     ("message activity", "name"): "a message activity has no name: "
     "the utterance travels in the text property of the message",
@@ -79,12 +100,12 @@ def _schema(error: ValidationError, root: Schema) -> Iterator[Finding]:
             if key not in allowed and not any(re.search(p, key) for p in patterns):
                 yield _error(keyword, child(where, key), _not_allowed(key, allowed, title), None)
     elif keyword == "uniqueItems" and isinstance(instance, list):
-        repeats = list(_repeats(instance))
-        for later, first in repeats:
+        repeated = list(repeats(instance))
+        for later, first in repeated:
             noun = title or "items"
             message = f"repeats {child(where, first)}: {noun} must be unique"
             yield _error(keyword, child(where, later), message, instance[later])
-        if not repeats:
+        if not repeated:
             yield _error(keyword, where, "items must be unique", None)
     else:
         expected = _expected(keyword, error.validator_value, instance, schema)
@@ -222,7 +243,7 @@ def _via_property_names(error: ValidationError) -> bool:
 def metaschema_error(error: ValidationError, base: str, rule: Rule) -> list[Finding]:
     """The findings of one metaschema error in the schema at ``base`` (a pointer)."""
     return [
-        Finding(rule.id, rule.severity, at, message, _evidence(value))
+        Finding(rule.id, rule.severity, at, message, evidence(value))
         for at, message, value in _meta(error, base)
     ]
 
@@ -230,38 +251,52 @@ def metaschema_error(error: ValidationError, base: str, rule: Rule) -> list[Find
 def _meta(error: ValidationError, base: str) -> Iterator[tuple[str, str, Any]]:
     path = list(error.absolute_path)
     where, instance = base + pointer(path), error.instance
-    keyword, value = str(error.validator), error.validator_value
+    keyword = str(error.validator)
     last = path[-1] if path else None
-    schema: Schema = error.schema if isinstance(error.schema, dict) else {}
     if _via_property_names(error):
         message = f"'{name(instance)}' is not a valid regular expression"
         yield child(where, instance), message, instance
     elif keyword == "anyOf" and last == "type":
         yield from _type_keyword(instance, where)
-    elif keyword == "type" and schema.get("$id") == _META_ID:
-        hint = (
-            f' (write {{"type": "{instance}"}})'
-            if isinstance(instance, str) and instance in _TYPE_WORDS
-            else ""
-        )
-        yield (
-            where,
-            f"expected a schema (an object, or true or false), got {kind(instance)}{hint}",
-            instance,
-        )
-    elif keyword == "type" and isinstance(last, int) and len(path) > 1:
-        yield where, f"each item of '{path[-2]}' is {types(value)}, got {kind(instance)}", instance
     elif keyword == "type":
-        yield where, f"'{last}' takes {types(value)}, got {kind(instance)}", instance
+        yield _meta_type(error, where, path)
     elif keyword == "anyOf" and error.context and all(e.validator == "type" for e in error.context):
-        words = [w for e in error.context for w in _as_list(e.validator_value)]
+        words = [w for e in error.context for w in as_list(e.validator_value)]
         yield (
             where,
             f"'{last}' takes {types(list(dict.fromkeys(words)))}, got {kind(instance)}",
             instance,
         )
-    elif keyword == "uniqueItems" and isinstance(instance, list):
-        for later, _ in _repeats(instance):
+    else:
+        yield from _meta_value(error, where, last)
+
+
+def _meta_type(error: ValidationError, where: str, path: list[Any]) -> tuple[str, str, Any]:
+    """A ``type`` error: a schema that is not one, or a keyword's value of the wrong type."""
+    instance, value = error.instance, error.validator_value
+    last = path[-1] if path else None
+    schema: Schema = error.schema if isinstance(error.schema, dict) else {}
+    if schema.get("$id") == _META_ID:
+        hint = (
+            f' (write {{"type": "{instance}"}})'
+            if isinstance(instance, str) and instance in TYPE_WORDS
+            else ""
+        )
+        return (
+            where,
+            f"expected a schema (an object, or true or false), got {kind(instance)}{hint}",
+            instance,
+        )
+    if isinstance(last, int) and len(path) > 1:
+        return where, f"each item of '{path[-2]}' is {types(value)}, got {kind(instance)}", instance
+    return where, f"'{last}' takes {types(value)}, got {kind(instance)}", instance
+
+
+def _meta_value(error: ValidationError, where: str, last: Any) -> Iterator[tuple[str, str, Any]]:
+    """An error in a keyword's value (a repeat, a bound, a format), else the validator's words."""
+    keyword, value, instance = str(error.validator), error.validator_value, error.instance
+    if keyword == "uniqueItems" and isinstance(instance, list):
+        for later, _ in repeats(instance):
             yield (
                 child(where, later),
                 f"'{last}' lists {show(instance[later])} twice",
@@ -299,7 +334,7 @@ def _type_keyword(value: Any, where: str) -> Iterator[tuple[str, str, Any]]:
             at = child(where, index)
             if not isinstance(item, str):
                 yield at, f"each item of 'type' is a type name, got {kind(item)}", item
-            elif item not in _TYPE_WORDS:
+            elif item not in TYPE_WORDS:
                 yield at, unknown(item), item
             elif item in seen:
                 yield at, f"'type' lists '{item}' twice", item
@@ -308,99 +343,5 @@ def _type_keyword(value: Any, where: str) -> Iterator[tuple[str, str, Any]]:
         yield where, f"'type' takes a type name or an array of them, got {kind(value)}", value
 
 
-# --- words ---------------------------------------------------------------------------------------
-
-
-def pointer(path: Iterable[str | int]) -> str:
-    """The JSON pointer of a jsonschema path (``deque(['endpoints', 0])`` -> ``/endpoints/0``)."""
-    out = ""
-    for part in path:
-        out = child(out, part)
-    return out
-
-
 def _error(rule: str, where: str, message: str, value: Any) -> Finding:
-    return Finding(rule, Severity.ERROR, where, message, _evidence(value))
-
-
-def _evidence(value: Any) -> str | None:
-    """The offending value as text, for scalars (containers are shown by the pointer)."""
-    if value is None or isinstance(value, dict | list):
-        return None
-    return short(json.dumps(value))
-
-
-def _repeats(items: list[Any]) -> Iterator[tuple[int, int]]:
-    """(index, index of the earlier equal item) for each repeated item, JSON equality."""
-    for later in range(len(items)):
-        first = next((i for i in range(later) if same(items[i], items[later])), None)
-        if first is not None:
-            yield later, first
-
-
-def same(x: Any, y: Any) -> bool:
-    """JSON equality: true is not 1, and 1 is 1.0."""
-    if isinstance(x, bool) or isinstance(y, bool):
-        return type(x) is type(y) and x == y
-    if isinstance(x, dict) and isinstance(y, dict):
-        return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(same(i, j) for i, j in zip(x, y, strict=True))
-    if isinstance(x, dict | list | str) or isinstance(y, dict | list | str):
-        return type(x) is type(y) and x == y
-    return bool(x == y)
-
-
-def _as_list(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def types(value: Any) -> str:
-    """``"string"`` -> ``a string``; ``["object", "boolean"]`` -> ``an object or true or false``."""
-    words = [_TYPE_WORDS.get(t, t) for t in _as_list(value)]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def a(noun: str) -> str:
-    return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"
-
-
-def kind(value: Any) -> str:
-    """A value for a message: ``a string ('x')``, ``a number (5)``, ``an empty array``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({'true' if value else 'false'})"
-    if isinstance(value, int | float):
-        return f"a number ({show(value)})"
-    if isinstance(value, str):
-        return f"a string ({show(value)})" if value else "an empty string"
-    if isinstance(value, list):
-        return "an array" if value else "an empty array"
-    if isinstance(value, dict):
-        return "an object" if value else "an empty object"
-    return type(value).__name__
-
-
-def show(value: Any) -> str:
-    return f"'{name(value)}'" if isinstance(value, str) else short(json.dumps(value))
-
-
-def name(text: str) -> str:
-    """A key or text as it can appear in a one-line message."""
-    return short(printable(text))
-
-
-def short(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def one_line(text: str) -> str:
-    return short(printable(text.splitlines()[0] if text else text))
-
-
-def closest(text: Any, options: Iterable[Any]) -> str | None:
-    if not isinstance(text, str):
-        return None
-    close = difflib.get_close_matches(text, [str(o) for o in options], n=1, cutoff=0.6)
-    return close[0] if close else None
+    return Finding(rule, Severity.ERROR, where, message, evidence(value))

@@ -1,4 +1,4 @@
-"""Tests for the Workflow validation rules (emulator/calling/rules.py).
+"""Tests for the Workflow validation rules (emulator/calling/rules/).
 
 Sources: platform-spec.md section C ("Voice calling objects"), "States and transitions" (rules on
 workflows) and "Limits"; field-notes.md, "Calling: validation limits the real SDK enforced" and

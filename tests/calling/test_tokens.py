@@ -15,7 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from emulator.calling.caller import CallerScript
-from emulator.calling.delivery import SIGNATURE_REMOVED, RetryPolicy, redact_authorization
+from emulator.calling.delivery import RetryPolicy
 from emulator.calling.events import EndReason
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.tokens import (
@@ -28,6 +28,7 @@ from emulator.calling.tokens import (
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.errors import BotemuError
 from emulator.guard import SECRET_HEADER, control_headers, write_secret
+from emulator.httpio import SIGNATURE_REMOVED, redact_authorization
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import Expectation, validate

@@ -57,6 +57,7 @@ from emulator.calling.model import (
     Workflow,
     WorkflowValidationOutcome,
 )
+from emulator.calling.wire import fields
 from emulator.errors import WireError
 from emulator.jsonutil import JSON, find_key
 
@@ -1634,14 +1635,14 @@ _text = st.text(st.characters(codec="utf-8"), max_size=8)
 
 KNOWN_NAMES = sorted(
     {
-        *wire._WORKFLOW,
-        *wire._CONVERSATION,
-        *wire._PARTICIPANT,
-        *wire._PROMPT,
-        *wire._OPTION,
-        *wire._COLLECT,
-        *wire._RESULT,
-        *wire._OUTCOME_COMMON,
+        *fields.WORKFLOW_FIELDS,
+        *fields.CONVERSATION_FIELDS,
+        *fields.PARTICIPANT_FIELDS,
+        *fields.PROMPT_FIELDS,
+        *fields.OPTION_FIELDS,
+        *fields.COLLECT_FIELDS,
+        *fields.RESULT_FIELDS,
+        *fields.OUTCOME_COMMON_FIELDS,
         "operationId",
         "action",
         "acceptModalityTypes",

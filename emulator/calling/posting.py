@@ -1,0 +1,122 @@
+"""Sending the platform's requests of one call over HTTP: the headers (with a Bearer token when
+a token source is set), the JSON posts, and a record result with its audio as multipart; through
+the fault injector when the scenario sets faults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import aiohttp
+
+from emulator.calling import exchange_rules as X
+from emulator.calling.calllog import CallLog
+from emulator.calling.delivery import Deliverer, Delivery
+from emulator.calling.events import RecordingMade
+from emulator.calling.faults import Injector
+from emulator.calling.judging import JSON_TYPE
+from emulator.calling.media import CONTENT_TYPES, encode_recording
+from emulator.calling.model import RecordOutcome
+from emulator.calling.outgoing import (
+    multipart_body,
+    recording_cut,
+    recording_event,
+    request_headers,
+)
+from emulator.calling.tokens import TokenSource, TokenUnavailable
+from emulator.ids import new_id
+from emulator.jsonutil import JSONObject
+from emulator.transcripts.store import EventKind
+
+
+class Poster:
+    """Posts one call's messages: each gets a fresh message id, the call's chain id and, from
+    ``tokens``, a Bearer token; ``injector`` (faults) or ``deliverer`` delivers it."""
+
+    def __init__(
+        self,
+        log: CallLog,
+        http: aiohttp.ClientSession,
+        deliverer: Deliverer,
+        injector: Injector | None,
+        *,
+        tokens: TokenSource | None,
+        chain_id: str,
+        rng: random.Random,
+    ) -> None:
+        self.log = log
+        self.http = http
+        self.deliverer = deliverer
+        self.injector = injector
+        self.tokens = tokens
+        self.chain_id = chain_id
+        self.rng = rng
+        """The call's seeded generator: a recording's audio draws its seed from it."""
+
+    async def headers(self, content_type: str, message_id: str) -> dict[str, str]:
+        headers = request_headers(content_type, self.chain_id, message_id)
+        tokens = self.tokens
+        if tokens is not None:
+            try:
+                headers["Authorization"] = f"Bearer {await tokens.token(self.http)}"
+            except TokenUnavailable as e:
+                self.log.record(EventKind.NOTE, {"summary": f"sent without a token: {e}"})
+        return headers
+
+    async def post(
+        self, url: str, body: bytes, label: str, meta: JSONObject | None = None
+    ) -> Delivery:
+        """Deliver one request. ``meta``: more to record with each attempt (the result as the
+        platform made it, when a fault changed its bytes)."""
+        message_id = new_id()
+        headers = await self.headers(JSON_TYPE, message_id)
+        return await self.deliver(url, body, headers, label, message_id, meta=meta)
+
+    async def post_recording(
+        self,
+        url: str,
+        json_body: bytes,
+        outcome: RecordOutcome,
+        recording: RecordingMade,
+        label: str,
+        meta: JSONObject | None = None,
+    ) -> Delivery:
+        """Deliver a record result with its audio, encoded now, as two multipart parts."""
+        fmt = recording.format
+        audio = await asyncio.to_thread(
+            encode_recording, fmt, outcome.length_of_recording_in_secs, recording.speech,
+            seed=self.rng.getrandbits(32),
+        )  # fmt: skip
+        self.log.record(EventKind.PLATFORM, recording_event(outcome, fmt, len(audio)), audio)
+        cut = recording_cut(outcome, fmt, len(audio))
+        if cut is not None:
+            self.log.found(X.CALL_RECORDING_OVER_1MIB, f"recordedAudio ({outcome.id})", cut)
+        message_id = new_id()
+        boundary = f"botemu-{message_id}"
+        body = multipart_body(boundary, json_body, audio, CONTENT_TYPES[fmt])
+        parts: JSONObject = {
+            "conversationResult": json_body.decode("utf-8"),
+            "recordedAudio": {"content_type": CONTENT_TYPES[fmt], "bytes": len(audio)},
+        }
+        headers = await self.headers(f"multipart/form-data; boundary={boundary}", message_id)
+        return await self.deliver(url, body, headers, label, message_id, parts=parts, meta=meta)
+
+    async def deliver(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        label: str,
+        message_id: str,
+        *,
+        parts: JSONObject | None = None,
+        meta: JSONObject | None = None,
+    ) -> Delivery:
+        if self.injector is not None:
+            return await self.injector.post(
+                url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
+            )
+        return await self.deliverer.post(
+            url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
+        )

@@ -1,0 +1,120 @@
+"""The values the engine works with: its configuration (``EngineConfig``, ``Media``), the state
+of a call between Workflows (``CallProgress``, and ``LiveProgress`` while one runs), what running
+one Workflow did (``WorkflowRun``), and how long a prompt plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from emulator.calling.events import EndReason, Event, RecordingMade
+from emulator.calling.model import ActionType, CallState, OperationOutcome, Prompt
+from emulator.calling.speech import speech_seconds
+
+BEEP_SECONDS = 0.5
+DEFAULT_MEDIA_SECONDS = 3.0
+"""Duration assumed for a prompt file whose real duration is not known (lint, dry runs)."""
+DEFAULT_MAX_WORKFLOWS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """What the platform learned fetching one fileUri: its duration, or why it failed."""
+
+    seconds: float | None = None
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Platform behaviour that is not in a Workflow.
+
+    ``max_workflows``: the platform's limit of Workflows in one call (field notes: a real call was
+    dropped after about 13 round trips). ``media``: prompt files by fileUri. ``fail_actions``:
+    actions of these kinds fail with temporarySystemFailure (fault injection).
+    """
+
+    max_workflows: int = DEFAULT_MAX_WORKFLOWS
+    media: Mapping[str, Media] = field(default_factory=dict)
+    fail_actions: frozenset[ActionType] = frozenset()
+    beep_seconds: float = BEEP_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    """The state of a call between Workflows."""
+
+    now: float = 0.0
+    call_state: CallState = CallState.INCOMING
+    cursor: int = 0
+    """Index of the caller's next step."""
+    workflows: int = 0
+    hangup_at: float | None = None
+    """When the caller will hang up, once a hangup step has been reached."""
+    ended: EndReason | None = None
+    rules_used: frozenset[int] = frozenset()
+    """Indexes of the caller's ``once`` rules that have been used (each is used at most once)."""
+
+    @property
+    def answered(self) -> bool:
+        return self.call_state is not CallState.INCOMING
+
+
+@dataclass(slots=True)
+class LiveProgress:
+    """CallProgress while a Workflow runs (mutable: the engine's hot path avoids copies)."""
+
+    now: float
+    call_state: CallState
+    cursor: int
+    workflows: int
+    hangup_at: float | None
+    ended: EndReason | None
+    rules_used: frozenset[int]
+
+    def freeze(self) -> CallProgress:
+        return CallProgress(
+            self.now,
+            self.call_state,
+            self.cursor,
+            self.workflows,
+            self.hangup_at,
+            self.ended,
+            self.rules_used,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRun:
+    """What running one Workflow did.
+
+    ``outcome`` is what the platform posts (None when nothing ran: the call had ended, or the
+    workflow limit was hit). ``post`` says whether it is posted: there is a callback.
+    ``recording`` describes the audio of a record outcome, for the session to encode.
+    """
+
+    outcome: OperationOutcome | None
+    events: tuple[Event, ...]
+    progress: CallProgress
+    post: bool
+    recording: RecordingMade | None = None
+
+    @property
+    def call_state(self) -> CallState:
+        return self.progress.call_state
+
+    @property
+    def ended(self) -> EndReason | None:
+        return self.progress.ended
+
+
+def prompt_seconds(prompt: Prompt, media: Mapping[str, Media]) -> float:
+    """How long a prompt plays: its leading silence, then its text or file."""
+    seconds = prompt.silence
+    if prompt.value is not None and prompt.value.strip():
+        seconds += speech_seconds(prompt.value, prompt.say_as)
+    elif prompt.file_uri is not None:
+        known = media.get(prompt.file_uri)
+        seconds += known.seconds if known and known.seconds is not None else DEFAULT_MEDIA_SECONDS
+    return seconds

@@ -1,0 +1,87 @@
+"""Fetching the prompt files of a Workflow over HTTP: each fileUri once per cache, checked
+(status, size, format) and measured, so the engine knows how long it plays or why it fails.
+"""
+
+from __future__ import annotations
+
+import ssl
+
+import aiohttp
+
+from emulator.calling import exchange_rules as X
+from emulator.calling.calllog import CallLog
+from emulator.calling.engine import Media
+from emulator.calling.media import MAX_PROMPT_BYTES, MediaError, inspect_prompt_media
+from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
+from emulator.findings import Rule
+from emulator.httpio import read_limited
+from emulator.transcripts.store import EventKind
+
+
+class PromptFiles:
+    """The prompt files of one call, fetched into ``cache`` (which calls may share)."""
+
+    def __init__(
+        self,
+        log: CallLog,
+        http: aiohttp.ClientSession,
+        cache: dict[str, Media],
+        *,
+        timeout: float,
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        self.log = log
+        self.http = http
+        self.cache = cache
+        self.timeout = timeout
+        self.ssl_context = ssl_context
+
+    async def fetch(self, workflow: Workflow) -> dict[str, Media]:
+        """Fetch each prompt file once (per cache), check it, and learn its duration."""
+        for uri in file_uris(workflow):
+            if uri not in self.cache:
+                self.cache[uri] = await self.fetch_one(uri)
+        return dict(self.cache)
+
+    async def fetch_one(self, uri: str) -> Media:
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        try:
+            async with self.http.get(uri, timeout=timeout, ssl=self.ssl_context or True) as r:
+                data, more = await read_limited(r, MAX_PROMPT_BYTES)
+                status = r.status
+        except TimeoutError:
+            return self.failed(uri, X.CALL_MEDIA_FETCH, f"no answer within {self.timeout:g}s")
+        except (aiohttp.ClientError, OSError, ValueError) as e:
+            return self.failed(
+                uri, X.CALL_MEDIA_FETCH, f"fetch failed: {str(e) or type(e).__name__}"
+            )
+        if status != 200:
+            return self.failed(uri, X.CALL_MEDIA_FETCH, f"fetch answered HTTP {status}")
+        if more:
+            return self.failed(uri, X.CALL_MEDIA_SIZE, "the file is over 512 KB")
+        try:
+            info = inspect_prompt_media(data)
+        except MediaError as e:
+            rule = X.CALL_MEDIA_SIZE if "limit" in str(e) else X.CALL_MEDIA_FORMAT
+            return self.failed(uri, rule, str(e))
+        self.log.record(EventKind.PLATFORM, {"summary": f"fetched {uri}: {info.format}, {info.seconds:.2f}s",
+                                             "uri": uri, "format": info.format,
+                                             "seconds": info.seconds, "bytes": info.size})  # fmt: skip
+        return Media(seconds=info.seconds)
+
+    def failed(self, uri: str, rule: Rule, why: str) -> Media:
+        self.log.found(rule, uri, why)
+        return Media(failure=why)
+
+
+def file_uris(workflow: Workflow) -> list[str]:
+    """The fileUri of every file prompt of a Workflow (not of a prompt that has text), once."""
+    uris: list[str] = []
+    for action in workflow.actions:
+        prompt = action if isinstance(action, PlayPrompt) else None
+        if isinstance(action, Record | Recognize):
+            prompt = action.play_prompt
+        for p in prompt.prompts if prompt is not None else ():
+            if p.file_uri and not (p.value or "").strip() and p.file_uri not in uris:
+                uris.append(p.file_uri)
+    return uris
