@@ -11,14 +11,12 @@ from collections.abc import Sequence
 
 from emulator.calling.exchange_rules import EXCHANGE_RULES
 from emulator.calling.rules import RULES
-from emulator.conformance.auth import RULES as AUTH_RULES
-from emulator.conformance.auth_calling import RULES as AUTH_CALLING_RULES
-from emulator.conformance.tls import RULES as TLS_RULES
+from emulator.conformance.rules import AUTH_CALLING_RULES, AUTH_RULES, TLS_RULES
 from emulator.connector.rules import CONNECTOR_RULES
 from emulator.findings import Rule, RuleRegistry
-from emulator.manifest.check import RULES as SKILL_CHECK_RULES
-from emulator.manifest.validate import RULES as MANIFEST_RULES
-from emulator.scenario.expectations import RULES as EXPECTATION_RULES
+from emulator.manifest.check_rules import RULES as SKILL_CHECK_RULES
+from emulator.manifest.rules import RULES as MANIFEST_RULES
+from emulator.scenario.rules import RULES as EXPECTATION_RULES
 
 REGISTRIES: tuple[RuleRegistry, ...] = (
     RULES,

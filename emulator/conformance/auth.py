@@ -62,7 +62,7 @@ from collections.abc import Callable
 
 import aiohttp
 
-from emulator.conformance.auth_cases import CASES, NO_ENDORSEMENTS, RULES, VERSIONS
+from emulator.conformance.auth_cases import CASES, NO_ENDORSEMENTS
 from emulator.conformance.probing import (
     MAX_ANSWER,
     SKIPPED,
@@ -80,6 +80,8 @@ from emulator.conformance.probing import (
     send,
     skipped,
 )
+from emulator.conformance.rules import AUTH_RULES as RULES
+from emulator.conformance.rules import VERSIONS
 from emulator.conformance.tokens import (
     FOREIGN_ISSUER,
     MARGIN,

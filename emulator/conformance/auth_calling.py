@@ -70,63 +70,13 @@ from emulator.conformance.probing import (
     run_cases,
     send,
 )
+from emulator.conformance.rules import AUTH_CALLING_RULES as RULES
 from emulator.conformance.tokens import FOREIGN_ISSUER, MARGIN, SKEW, TokenFactory
 from emulator.errors import BotemuError, WireError
-from emulator.findings import Finding, RuleRegistry, Severity, has_errors
+from emulator.findings import Finding, Severity, has_errors
 from emulator.identity.bearer import TokenKind
 from emulator.transcripts.store import EventKind, TranscriptStore
 
-RULES = RuleRegistry("Auth probe (calling platform to bot)")
-_C = "spec Authentication, Connector to bot"
-_F = "field notes, Calling: HTTP"
-_r = RULES.add
-_r("AUTH-CALL-VALID-ACCEPTED", Severity.ERROR, f"{_C} 4; {_F}",
-   "The bot accepts a Conversation with a valid calling token and answers it with a Workflow "
-   "(the positive control: when it is refused, the other cases prove nothing).")  # fmt: skip
-_r("AUTH-CALL-NO-HEADER", Severity.ERROR, f"{_C} 4.1, 5; {_F}",
-   "The bot refuses a calling request without an Authorization header with 403.")  # fmt: skip
-_r("AUTH-CALL-SCHEME", Severity.ERROR, f"{_C} 4.1, 5; {_F}",
-   "The bot refuses a calling token sent with a scheme other than Bearer with 403.")  # fmt: skip
-_r("AUTH-CALL-ISSUER", Severity.ERROR, f"{_C} 4.3, 5; {_F}",
-   "The bot refuses a calling token whose iss is not the connector issuer with 403.")  # fmt: skip
-_r("AUTH-CALL-AUDIENCE", Severity.ERROR, f"{_C} 4.4, 5; {_F}",
-   "The bot refuses a calling token whose aud is not its app id with 403.")  # fmt: skip
-_r("AUTH-CALL-EXPIRED", Severity.ERROR, f"{_C} 4.5, 5; {_F}",
-   "The bot refuses a calling token expired longer ago than the 5-minute clock skew with "
-   "403.")  # fmt: skip
-_r("AUTH-CALL-EXPIRED-WITHIN-SKEW", Severity.WARNING, f"{_C} 4.5; Limits (clock skew); {_F}",
-   "The bot accepts a calling token that expired 1 minute ago, within the 5-minute skew "
-   "(botbuilder-calling 3.0.1 refused it: a warning; a 5xx is an error).")  # fmt: skip
-_r("AUTH-CALL-NOT-YET-VALID", Severity.ERROR, f"{_C} 4.2, 4.5, 5 (RFC 7519 nbf); {_F}",
-   "The bot refuses a calling token whose nbf is further ahead than the clock skew with "
-   "403.")  # fmt: skip
-_r("AUTH-CALL-TAMPERED", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses a calling token whose payload was changed after it was signed with "
-   "403.")  # fmt: skip
-_r("AUTH-CALL-UNKNOWN-KEY", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses a calling token signed by a key that is not in the key document (even when "
-   "the token carries the key itself) with 403.")  # fmt: skip
-_r("AUTH-CALL-UNKNOWN-KID", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses a calling token whose kid is not in the key document with 403, without "
-   "trying the other keys.")  # fmt: skip
-_r("AUTH-CALL-ALG-NONE", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses an unsigned calling token (alg none) naming a published kid with "
-   "403.")  # fmt: skip
-_r("AUTH-CALL-ALG-NONE-UNKNOWN-KID", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses an unsigned calling token (alg none) whose kid is not in the key document "
-   "with 403 (botbuilder-calling 3.0.1 accepted it).")  # fmt: skip
-_r("AUTH-CALL-HS256-PUBLIC-KEY", Severity.ERROR, f"{_C} 4.6, 5; {_F}",
-   "The bot refuses an HS256 calling token keyed with the published RSA public key with "
-   "403.")  # fmt: skip
-_r("AUTH-CALL-MALFORMED", Severity.ERROR, f"{_C} 4.2, 5; {_F}",
-   "The bot refuses a calling token whose header is not JSON with 403, and keeps its "
-   "connection.")  # fmt: skip
-_r("AUTH-CALL-GARBAGE", Severity.ERROR, f"{_C} 4.2, 5; {_F}",
-   "The bot refuses `Bearer not-a-jwt` with 403, and keeps its connection (botbuilder-calling "
-   "3.0.1 crashed on it).")  # fmt: skip
-_r("AUTH-CALL-ALIVE", Severity.ERROR, f"{_C} 5; {_F}",
-   "The bot still answers a valid Conversation after each case: a bad token must not stop it "
-   "(botbuilder-calling 3.0.1 crashed on `Bearer not-a-jwt`).")  # fmt: skip
 ALIVE = RULES["AUTH-CALL-ALIVE"]
 
 GARBAGE = "not-a-jwt"

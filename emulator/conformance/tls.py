@@ -44,7 +44,8 @@ from yarl import URL
 
 from emulator.certs import CertPaths, client_ssl_context_for
 from emulator.conformance.probing import ProbeError
-from emulator.conformance.tls_cases import RULES, WRONG_CN, Case, cases, revoked_case
+from emulator.conformance.rules import TLS_RULES as RULES
+from emulator.conformance.tls_cases import WRONG_CN, Case, cases, revoked_case
 from emulator.findings import Finding, Severity
 
 __all__ = [

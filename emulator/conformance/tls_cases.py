@@ -19,45 +19,6 @@ from emulator.certs import (
     read_crl,
     read_pem,
 )
-from emulator.findings import RuleRegistry, Severity
-
-RULES = RuleRegistry("TLS probe (calling platform to bot)")
-_SOURCE = "spec Authentication, Calling platform to bot 2"
-_r = RULES.add
-_r(
-    "TLS-VALID-ACCEPTED",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot accepts the platform's own client certificate (the positive control: when it is "
-    "refused, the other cases prove nothing).",
-)
-_r("TLS-NO-CERT", Severity.ERROR, _SOURCE, "The bot refuses a call without a client certificate.")
-_r("TLS-EXPIRED", Severity.ERROR, _SOURCE, "The bot refuses an expired client certificate.")
-_r(
-    "TLS-NOT-YET-VALID",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate whose validity has not started.",
-)
-_r(
-    "TLS-UNKNOWN-CA",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate that does not chain to the platform's CA.",
-)
-_r(
-    "TLS-WRONG-CN",
-    Severity.ERROR,
-    _SOURCE + " (common name)",
-    "The bot refuses a client certificate whose common name is not the platform's.",
-)
-_r(
-    "TLS-REVOKED",
-    Severity.ERROR,
-    _SOURCE,
-    "The bot refuses a client certificate that the platform CA's CRL lists as revoked (right "
-    "name, good dates).",
-)
 
 WRONG_CN = "intruder.example.invalid"
 

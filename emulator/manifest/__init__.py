@@ -16,23 +16,31 @@ The infrastructure: ``config``, ``errors``, ``findings``, ``jsonutil``, ``jsonpo
 The command lines are ``emulator/cli/manifest.py`` (``botemu manifest validate``, ``schema``) and
 ``emulator/cli/manifest_check.py`` (``botemu manifest check``); docs/manifests.md is the
 reference.
+
+The names below are loaded on first use, so importing one submodule loads no other.
 """
 
-from emulator.manifest.validate import (
-    RULES,
-    SCHEMA_ID,
-    SCHEMA_PATH,
-    SCHEMA_VERSION,
-    Manifest,
-    ManifestError,
-    NotAnObjectError,
-    load_manifest,
-    load_manifest_bytes,
-    load_manifest_text,
-    position_of,
-    schema,
-    validate_manifest,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from emulator.manifest.validate import (
+        RULES,
+        SCHEMA_ID,
+        SCHEMA_PATH,
+        SCHEMA_VERSION,
+        Manifest,
+        ManifestError,
+        NotAnObjectError,
+        load_manifest,
+        load_manifest_bytes,
+        load_manifest_text,
+        position_of,
+        schema,
+        validate_manifest,
+    )
 
 __all__ = [
     "RULES",
@@ -49,3 +57,12 @@ __all__ = [
     "schema",
     "validate_manifest",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The names of ``__all__``, imported from ``validate.py`` when first asked for."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("emulator.manifest.validate"), name)
+    globals()[name] = value
+    return value

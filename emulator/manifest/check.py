@@ -51,9 +51,9 @@ from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, Toke
 from emulator.errors import BotemuError
 from emulator.findings import Finding, Severity
 from emulator.jsonutil import JSON, JSONObject
+from emulator.manifest.check_rules import RULES
 from emulator.manifest.check_verdicts import (
     MAX_FINDINGS_PER_VALUE,
-    RULES,
     Endpoint,
     SentActivity,
     judge_answer,

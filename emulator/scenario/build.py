@@ -201,58 +201,70 @@ def expectations(expect: Data, path: DataPath, kind: Kind, site: Site) -> tuple[
     out: list[Expectation] = []
     for key, value in expect.items():
         at = (*path, key)
-        belongs = _expected_of(key)
-        if kind == "probe" and key not in PROBE_EXPECTATIONS:
-            of = "a call or a conversation" if belongs == "any" else _OF_KIND[belongs]
-            message = f"'{key}' is expected of {of}, not a probe: a probe is judged by its findings"
-            site.problem(at, message, at_key=True)
+        if _misplaced(key, kind, at, site):
             continue
-        if belongs != kind and belongs != "any":
-            kind_name = "a call" if kind == "call" else "a conversation"
-            site.problem(
-                at, f"'{key}' is expected of {_OF_KIND[belongs]}, not {kind_name}", at_key=True
-            )
-            continue
-        line = site.line(at)
-        if key == "call":
-            low, high = _range(value.get("duration"), (*at, "duration"), site)
-            ended_by = value.get("ended_by")
-            out.append(
-                CallExpect(
-                    answered=value.get("answered"),
-                    rejected=value.get("rejected"),
-                    ended_by=_ended_by(ended_by),
-                    final_state=value.get("final_state"),
-                    max_workflows=value.get("max_workflows"),
-                    min_duration=low,
-                    max_duration=high,
-                    line=line,
-                )
-            )
-        elif key == "prompts":
-            items = tuple(
-                _prompt(item, (*at, "items", i), site) for i, item in enumerate(value["items"])
-            )
-            out.append(PromptExpect(items, value.get("in_order", True), line))
-        elif key == "choices":
-            out += [
-                ChoicesExpect(tuple(item["names"]), item.get("index"), site.line((*at, i)))
-                for i, item in enumerate(value)
-            ]
-        elif key == "outcomes":
-            out += [_outcome(item, site.line((*at, i))) for i, item in enumerate(value)]
-        elif key == "recording":
-            low, high = _range(value.get("length"), (*at, "length"), site)
-            out.append(RecordingExpect(value.get("format"), low, high, line))
-        elif key == "replies":
-            out += [_reply(item, (*at, i), site) for i, item in enumerate(value)]
-        elif key == "latency":
-            out.append(LatencyExpect(float(value["p95_ms"]), line))
-        elif value == "none":  # findings
-            out.append(FindingsExpect(none=True, line=line))
-        else:
-            out.append(FindingsExpect(none=False, rules=tuple(value), line=line))
+        out += _expectation(key, value, at, site)
     return tuple(out)
+
+
+def _misplaced(key: str, kind: Kind, at: DataPath, site: Site) -> bool:
+    """Whether the expectation ``key`` belongs to another kind of scenario (reported)."""
+    belongs = _expected_of(key)
+    if kind == "probe" and key not in PROBE_EXPECTATIONS:
+        of = "a call or a conversation" if belongs == "any" else _OF_KIND[belongs]
+        message = f"'{key}' is expected of {of}, not a probe: a probe is judged by its findings"
+        site.problem(at, message, at_key=True)
+        return True
+    if belongs != kind and belongs != "any":
+        kind_name = "a call" if kind == "call" else "a conversation"
+        site.problem(
+            at, f"'{key}' is expected of {_OF_KIND[belongs]}, not {kind_name}", at_key=True
+        )
+        return True
+    return False
+
+
+def _expectation(key: str, value: Data, at: DataPath, site: Site) -> list[Expectation]:
+    """The expectations ``key: value`` of ``expect`` makes (a list makes one per item)."""
+    line = site.line(at)
+    if key == "call":
+        return [_call(value, at, line, site)]
+    if key == "prompts":
+        items = tuple(
+            _prompt(item, (*at, "items", i), site) for i, item in enumerate(value["items"])
+        )
+        return [PromptExpect(items, value.get("in_order", True), line)]
+    if key == "choices":
+        return [
+            ChoicesExpect(tuple(item["names"]), item.get("index"), site.line((*at, i)))
+            for i, item in enumerate(value)
+        ]
+    if key == "outcomes":
+        return [_outcome(item, site.line((*at, i))) for i, item in enumerate(value)]
+    if key == "recording":
+        low, high = _range(value.get("length"), (*at, "length"), site)
+        return [RecordingExpect(value.get("format"), low, high, line)]
+    if key == "replies":
+        return [_reply(item, (*at, i), site) for i, item in enumerate(value)]
+    if key == "latency":
+        return [LatencyExpect(float(value["p95_ms"]), line)]
+    if value == "none":  # findings
+        return [FindingsExpect(none=True, line=line)]
+    return [FindingsExpect(none=False, rules=tuple(value), line=line)]
+
+
+def _call(value: Data, at: DataPath, line: int, site: Site) -> CallExpect:
+    low, high = _range(value.get("duration"), (*at, "duration"), site)
+    return CallExpect(
+        answered=value.get("answered"),
+        rejected=value.get("rejected"),
+        ended_by=_ended_by(value.get("ended_by")),
+        final_state=value.get("final_state"),
+        max_workflows=value.get("max_workflows"),
+        min_duration=low,
+        max_duration=high,
+        line=line,
+    )
 
 
 def _expected_of(key: str) -> Literal["call", "conversation", "any"]:

@@ -148,61 +148,48 @@ class Explainer:
         tags: dict[str, int],
         expected: str | None,
     ) -> Iterator[Problem]:
-        instance, noun = error.instance, str(error.schema.get("title", "value"))
-        bare = [n for a in alternatives for n in a.get("enum", ())]
-        keyed = [n for a in alternatives for n in a.get("required", ())]
-        names = [*keyed, *(n for n in bare if n not in keyed)]
-        modifiers = _modifiers(alternatives)
+        instance = error.instance
+        union = _Tagged(alternatives, tags, str(error.schema.get("title", "value")), expected)
         text = _free_text(alternatives)
-
-        def unknown(key: str) -> str:
-            close = closest(key, names)
-            if close:
-                return f"unknown {noun} '{name(key)}' (did you mean '{close}'?)"
-            return f"unknown {noun} '{name(key)}'" + (f"; {expected}" if expected else "")
-
         if isinstance(instance, str) and text is not None:
             yield from self._branch(error, text, expected, path)
         elif isinstance(instance, str):
-            if instance in tags and instance not in bare:
+            if instance in tags and instance not in union.bare:
                 example = _example(alternatives[tags[instance]])
                 yield Problem(path, f"'{instance}' needs an argument, e.g. {example}")
             else:
-                yield Problem(path, unknown(instance))
+                yield Problem(path, union.unknown(instance))
         elif isinstance(instance, dict) and instance:
-            main = [k for k in instance if k not in modifiers]
-            known = [k for k in main if k in tags]
-            if not main:
-                beside = short(", ".join(f"'{name(str(k))}'" for k in list(instance)[:5]))
-                listed = ", ".join(keyed[:-1]) + f" or {keyed[-1]}"
-                yield Problem(path, f"expected a {noun} ({listed}) beside {beside}")
-            elif len(main) == 1 and known:
-                yield from self._branch(error, tags[known[0]])
-            elif not known:
-                first = main[0]
-                yield Problem((*path, first), unknown(str(first)), at_key=True)
-            elif len(known) == 1:
-                inner = self._inner_keys(alternatives[tags[known[0]]], known[0])
-                for key in main:
-                    if key == known[0]:
-                        continue
-                    close = closest(str(key), modifiers)
-                    if close:
-                        message = f"unknown key '{name(key)}' (did you mean '{close}'?)"
-                    else:
-                        message = f"unexpected key '{name(key)}' beside '{known[0]}'"
-                        message += f": a {noun} has one key"
-                    if key in inner:
-                        message += f" (write {known[0]}: {{{inner[0]}: ..., {key}: ...}})"
-                    yield Problem((*path, key), message, at_key=True)
-            else:
-                keys = short(", ".join(name(str(k)) for k in main[:5]))
-                yield Problem(
-                    path, f"a {noun} has one key, got {keys}: make each its own list item"
-                )
+            yield from self._tagged_mapping(error, path, instance, union)
         else:
-            message = expected or f"expected a {noun}"
+            message = expected or f"expected a {union.noun}"
             yield Problem(path, self._got(message, path, instance, error.schema))
+
+    def _tagged_mapping(
+        self, error: ValidationError, path: DataPath, instance: dict[Any, Any], union: _Tagged
+    ) -> Iterator[Problem]:
+        """A mapping that should be one tagged alternative: its tag and modifiers only."""
+        noun, tags = union.noun, union.tags
+        main = [k for k in instance if k not in union.modifiers]
+        known = [k for k in main if k in tags]
+        if not main:
+            beside = short(", ".join(f"'{name(str(k))}'" for k in list(instance)[:5]))
+            listed = ", ".join(union.keyed[:-1]) + f" or {union.keyed[-1]}"
+            yield Problem(path, f"expected a {noun} ({listed}) beside {beside}")
+        elif len(main) == 1 and known:
+            yield from self._branch(error, tags[known[0]])
+        elif not known:
+            first = main[0]
+            yield Problem((*path, first), union.unknown(str(first)), at_key=True)
+        elif len(known) == 1:
+            inner = self._inner_keys(union.alternatives[tags[known[0]]], known[0])
+            for key in main:
+                if key != known[0]:
+                    message = union.beside(str(key), known[0], inner)
+                    yield Problem((*path, key), message, at_key=True)
+        else:
+            keys = short(", ".join(name(str(k)) for k in main[:5]))
+            yield Problem(path, f"a {noun} has one key, got {keys}: make each its own list item")
 
     def _got(self, expected: str, path: DataPath, instance: object, schema: Schema) -> str:
         """``expected ..., got ...``, and how to quote a value YAML read as something else."""
@@ -236,6 +223,45 @@ class Explainer:
             if form.get("type") == "object":
                 return [*form.get("required", ()), *form.get("properties", {})]
         return []
+
+
+class _Tagged:
+    """A ``oneOf`` of tagged alternatives: their tags (``tags``: tag -> alternative), the bare
+    names and the keys that name one, the modifiers allowed beside a tag, and what one is
+    called (``noun``: the schema's title)."""
+
+    def __init__(
+        self, alternatives: list[Schema], tags: dict[str, int], noun: str, expected: str | None
+    ) -> None:
+        self.alternatives = alternatives
+        self.tags = tags
+        self.noun = noun
+        self.expected = expected
+        self.bare = [n for a in alternatives for n in a.get("enum", ())]
+        self.keyed = [n for a in alternatives for n in a.get("required", ())]
+        self.names = [*self.keyed, *(n for n in self.bare if n not in self.keyed)]
+        self.modifiers = _modifiers(alternatives)
+
+    def unknown(self, key: str) -> str:
+        """``key`` names no alternative: the one it is most like, or what is expected."""
+        close = closest(key, self.names)
+        if close:
+            return f"unknown {self.noun} '{name(key)}' (did you mean '{close}'?)"
+        return f"unknown {self.noun} '{name(key)}'" + (
+            f"; {self.expected}" if self.expected else ""
+        )
+
+    def beside(self, key: str, tag: str, inner: list[str]) -> str:
+        """Why ``key`` cannot stand beside the tag ``tag`` (whose argument has ``inner`` keys)."""
+        close = closest(key, self.modifiers)
+        if close:
+            message = f"unknown key '{name(key)}' (did you mean '{close}'?)"
+        else:
+            message = f"unexpected key '{name(key)}' beside '{tag}'"
+            message += f": a {self.noun} has one key"
+        if key in inner:
+            message += f" (write {tag}: {{{inner[0]}: ..., {key}: ...}})"
+        return message
 
 
 def first_repeat(items: Sequence[object]) -> int | None:

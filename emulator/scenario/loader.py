@@ -11,7 +11,9 @@ stages, each stopping at its errors:
    scenario author understands), and every ``${name}`` against the variables;
 4. for each matrix entry (or once): variables substituted (``variables``), the result checked
    against the schema again where a variable was used, then turned into model values
-   (``build``), splicing included files, each read through the same stages.
+   (``build``), splicing included files, each read through the same stages (``includes``).
+
+The schema and the checking of a file as written are ``sources.py``.
 
 Errors (under ``emulator.errors.BotemuError``)::
 
@@ -21,38 +23,45 @@ Errors (under ``emulator.errors.BotemuError``)::
 
 from __future__ import annotations
 
-import copy
-import functools
-import json
-import os
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from jsonschema import Draft7Validator, validators  # type: ignore[import-untyped]
-
 from emulator.errors import BotemuError
-from emulator.jsonutil import JSON
-from emulator.scenario import build
-from emulator.scenario.explain import Explainer, Schema, closest, name, unique_items
-from emulator.scenario.model import Scenario
-from emulator.scenario.variables import Budget, Reference, TooLarge, references, substitute
-from emulator.scenario.yamldoc import (
-    MAX_BYTES,
-    DataPath,
-    Problem,
-    Reader,
-    YamlError,
-    compose,
-    printable,
-    read_file,
+from emulator.scenario.build import MAX_STEPS, Parts
+from emulator.scenario.build import parts as build_parts
+from emulator.scenario.includes import (
+    MAX_EXPANDED_TEXT,
+    MAX_EXPANDED_VALUES,
+    MAX_INCLUDE_DEPTH,
+    Abort,
+    FileSet,
+    Site,
 )
+from emulator.scenario.model import Scenario
+from emulator.scenario.sources import (
+    SCHEMA_PATH,
+    Issue,
+    Source,
+    parse,
+    reference_issues,
+    schema,
+    unset_issues,
+    validate,
+    validator,
+)
+from emulator.scenario.variables import TooLarge, references, substitute
+from emulator.scenario.yamldoc import MAX_BYTES, DataPath, Problem, YamlError, printable, read_file
 
 __all__ = [
     "MAX_BYTES",
+    "MAX_EXPANDED_TEXT",
+    "MAX_EXPANDED_VALUES",
+    "MAX_INCLUDE_DEPTH",
+    "MAX_MESSAGE",
+    "MAX_STEPS",
     "SCHEMA_PATH",
     "SUFFIXES",
     "Scenario",
@@ -66,21 +75,10 @@ __all__ = [
     "schema",
 ]
 
-_SCHEMA_RESOURCE = resources.files("emulator.scenario").joinpath("schema.json")
-SCHEMA_PATH = Path(str(_SCHEMA_RESOURCE))
-"""The scenario JSON Schema inside the installed package."""
-
 SUFFIXES = (".yaml", ".yml")
 MAX_MESSAGE = 1000
 """The longest message of an error, in characters: a message quotes values short, and this
 cuts whatever does not."""
-MAX_INCLUDE_DEPTH = 16
-MAX_STEPS = build.MAX_STEPS
-"""Steps (or turns) per scenario once includes are spliced, each include counted as one."""
-MAX_EXPANDED_VALUES = 1_000_000
-MAX_EXPANDED_TEXT = 16 * 1024 * 1024
-"""What substituting variables may make across one file (every matrix entry and include):
-values copied, and text (UTF-8 bytes) of the strings a ``${name}`` changed."""
 _NOT_SUBSTITUTED = (("variables",), ("matrix",))
 """Variable definitions are taken as written."""
 
@@ -118,39 +116,6 @@ class ScenarioFileError(ScenarioError):
     """The file could not be read at all: missing, a directory, unreadable, not UTF-8, too large."""
 
 
-def schema() -> dict[str, JSON]:
-    """The scenario JSON Schema (a fresh copy)."""
-    return copy.deepcopy(_schema())
-
-
-@functools.cache
-def _schema() -> dict[str, JSON]:
-    return cast(dict[str, JSON], json.loads(_SCHEMA_RESOURCE.read_text(encoding="utf-8")))
-
-
-_Validator = validators.extend(Draft7Validator, {"uniqueItems": unique_items})
-"""Draft-07, but ``uniqueItems`` in linear time (jsonschema compares every pair of mappings)."""
-
-
-@functools.cache
-def _validator(definition: str | None = None) -> Any:
-    """The validator of a scenario, or of one definition (``steps``, ``turns``)."""
-    if definition is None:
-        return _Validator(_schema())
-    return _Validator(
-        {"$ref": f"#/definitions/{definition}", "definitions": _schema()["definitions"]}
-    )
-
-
-def _resolve(node: Schema) -> Schema:
-    while isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
-        target: Any = _schema()
-        for part in node["$ref"][2:].split("/"):
-            target = target[part]
-        node = target
-    return node
-
-
 # --- API ---------------------------------------------------------------------------------------
 
 
@@ -163,7 +128,7 @@ def load_scenarios(path: Path | str) -> list[Scenario]:
         text = read_file(path)
     except YamlError as e:
         raise ScenarioFileError(label, e.line, e.column, e.message) from e
-    return _Load(text, label, path, path.parent).scenarios()
+    return _Load(text=text, label=label, path=path, base=path.parent).scenarios()
 
 
 def load_scenarios_text(
@@ -171,7 +136,7 @@ def load_scenarios_text(
 ) -> list[Scenario]:
     """Read and check scenario text; ``name`` labels the errors, ``base`` is the directory
     included files are relative to (without it, a scenario cannot include files)."""
-    return _Load(text, name, None, base).scenarios()
+    return _Load(text=text, label=name, path=None, base=base).scenarios()
 
 
 def load_scenario(path: Path | str) -> Scenario:
@@ -210,107 +175,24 @@ def _single(scenarios: list[Scenario], label: str) -> Scenario:
 # --- Loading one file --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class _Issue:
-    order: int
-    line: int
-    column: int
-    label: str
-    message: str
-    location: tuple[object, ...] = field(default=(), compare=False)
-    """What the problem is about (a path in the data): one problem per location is kept."""
-
-
 @dataclass(slots=True)
 class _Entry:
     """The problems of one matrix entry: ``early`` with its variables substituted, ``late``
     while building its scenario (which happens only when there are no early ones)."""
 
-    early: list[_Issue] = field(default_factory=list)
-    late: list[_Issue] = field(default_factory=list)
+    early: list[Issue] = field(default_factory=list)
+    late: list[Issue] = field(default_factory=list)
     built: bool = False
 
 
-@dataclass(slots=True)
-class _Source:
-    """One file (or text) read: its label, where its includes are relative to, its data."""
+@dataclass(slots=True, kw_only=True)
+class _Load(FileSet):
+    """The loading of one scenario file (or text): one scenario per matrix entry."""
 
-    label: str
-    directory: Path | None
-    reader: Reader
-    data: object
-    order: int
-    resolved: Path | None = None
-    include_kind: str = "steps"
-
-    def issue(self, problem: Problem, suffix: str = "") -> _Issue:
-        line, column = problem.position or self.reader.position(problem.path, problem.at_key)
-        location = (self.order, problem.path, problem.at_key)
-        return _Issue(self.order, line, column, self.label, problem.message + suffix, location)
-
-    def include_label(self, file: str) -> str:
-        if self.resolved is not None:
-            return os.path.normpath(os.path.join(os.path.dirname(self.label), file))
-        return os.path.normpath(str((self.directory or Path()) / file))
-
-
-@dataclass(slots=True)
-class _Site:
-    """Data of one source, in one scenario instance (``build.Site``)."""
-
-    load: _Load
-    source: _Source
-    values: dict[str, str]
-    issues: list[_Issue]
-    chain: tuple[tuple[Path, str], ...] = ()
-    via: str = ""
-    at_line: int | None = None
-    """The line of the include in the scenario file, for what an included file holds."""
-    declared: Collection[str] | None = None
-    """The files the scenario lists under include (for the scenario file itself)."""
-    counted: list[int] = field(default_factory=lambda: [0])
-    """Steps, turns and includes of the scenario so far (shared by the sites of a scenario)."""
-    top: _Issue | None = None
-    """Where the scenario file includes what this site holds, said as an issue."""
-
-    def count(self, path: DataPath) -> None:
-        self.counted[0] += 1
-        if self.counted[0] > MAX_STEPS:
-            message = f"more than {MAX_STEPS:,} steps (or turns) once includes are spliced; each include counts as one"
-            raise _Abort(self.top or self.source.issue(Problem(path, message)), message)
-
-    def problem(self, path: DataPath, message: str, *, at_key: bool = False) -> None:
-        self.issues.append(self.source.issue(Problem(path, message, at_key), self.via))
-
-    def line(self, path: DataPath) -> int:
-        if self.at_line is not None:
-            return self.at_line
-        return self.source.reader.position(path, at_key=True)[0]
-
-    def include(self, path: DataPath, file: str) -> tuple[build.Site, build.Data] | None:
-        return self.load.include(self, path, file)
-
-
-class _Abort(Exception):
-    """Ends the building of one scenario instance: ``issue`` says why (``message`` replaces
-    its message)."""
-
-    def __init__(self, issue: _Issue, message: str) -> None:
-        super().__init__(message)
-        self.issue = replace(issue, message=message)
-
-
-@dataclass(slots=True)
-class _Load:
     text: str
     label: str
     path: Path | None
     base: Path | None
-    issues: list[_Issue] = field(default_factory=list)
-    """Problems of the files as written (the same for every matrix entry)."""
-    known: set[str] = field(default_factory=set)
-    fragments: dict[tuple[Path, str], _Source | None] = field(default_factory=dict)
-    budget: Budget = field(default_factory=lambda: Budget(MAX_EXPANDED_VALUES, MAX_EXPANDED_TEXT))
 
     def scenarios(self) -> list[Scenario]:
         main = self._main()
@@ -336,57 +218,23 @@ class _Load:
             self._raise(checked)
         return results
 
-    def _main(self) -> _Source:
+    def _main(self) -> Source:
         try:
-            root = compose(self.text.removeprefix("\ufeff"))
-            if root is None:
-                message = "empty file: expected a scenario with the keys name and caller (or messaging, or probe)"
-                raise YamlError(1, 1, message)
-            reader = Reader(self.text.removeprefix("\ufeff"))
-            data = reader.data(root)
+            empty = "empty file: expected a scenario with the keys name and caller (or messaging, or probe)"
+            reader, data = parse(self.text, empty)
         except YamlError as e:
             raise ScenarioError(self.label, e.line, e.column, e.message) from None
         resolved = self.path.resolve() if self.path is not None else None
-        main = _Source(self.label, self.base, reader, data, 0, resolved)
-        self.issues += self._validate(main, data, _validator())
+        main = Source(self.label, self.base, reader, data, 0, resolved)
+        self.issues += validate(main, data, validator())
         return main
 
-    def _validate(
-        self, source: _Source, data: object, validator: Any, suffix: str = ""
-    ) -> list[_Issue]:
-        """Problems of ``data`` (read from ``source``) against ``validator``, one per location."""
-        reader = source.reader
-        problems = list(reader.problems) if data is source.data else []
-        taken = {p.location for p in problems}
-        explainer = Explainer(validator, reader, _resolve)
-        for problem in explainer.problems(validator.iter_errors(data)):
-            if problem.location not in taken:
-                taken.add(problem.location)
-                problems.append(problem)
-        return [source.issue(p, suffix) for p in problems]
-
-    def _check_references(
-        self, source: _Source, skip: Collection[DataPath], suffix: str = ""
-    ) -> None:
-        for ref in references(source.data, skip):
-            if not ref.valid:
-                message = f"'{name(ref.token)}' is not a variable: a name is letters, digits and _, not starting with a digit"
-            elif ref.name not in self.known:
-                close = closest(ref.name, self.known)
-                hint = f" (did you mean '{close}'?)" if close else ": define it under variables"
-                message = f"unknown variable '{ref.name}'{hint}"
-            else:
-                continue
-            self.issues.append(self._at_reference(source, ref, message + suffix))
-
-    def _at_reference(self, source: _Source, ref: Reference, message: str) -> _Issue:
-        line, column = source.reader.find(ref.path, ref.token, ref.nth)
-        location = (source.order, ref.path, ref.token, ref.nth)
-        return _Issue(source.order, line, column, source.label, message, location)
+    def _check_references(self, source: Source, skip: Collection[DataPath]) -> None:
+        self.issues += reference_issues(source, self.known, skip)
 
     def _instance(
         self,
-        main: _Source,
+        main: Source,
         doc: dict[str, Any],
         variables: dict[str, str],
         entry: dict[str, str] | None,
@@ -394,6 +242,34 @@ class _Load:
         checked: _Entry,
     ) -> Scenario | None:
         values = {**variables, **(entry or {})}
+        data = self._substituted(main, doc, values, entry, index, checked)
+        if data is None:
+            return None
+        checked.built = True
+        declared = list(data.get("include", ()))
+        site = Site(self, main, values, checked.late, declared=declared)
+        if main.resolved is not None:
+            site.chain = ((main.resolved, main.label),)
+        for number, file in enumerate(declared):
+            self.fragment(site, ("include", number), file)
+        try:
+            built = build_parts(data, site)
+        except Abort as e:  # too many steps, or includes that substitute too much
+            checked.late.append(e.issue)
+            return None
+        return self._scenario(main, data, built, entry, index)
+
+    def _substituted(
+        self,
+        main: Source,
+        doc: dict[str, Any],
+        values: dict[str, str],
+        entry: dict[str, str] | None,
+        index: int,
+        checked: _Entry,
+    ) -> dict[str, Any] | None:
+        """The scenario of one matrix entry (``entry``; None: no matrix) with its variables
+        substituted, and checked; None when it has problems (in ``checked.early``)."""
         try:  # first: what it may make is bounded, and checking a matrix entry costs as much
             data = cast(dict[str, Any], substitute(doc, values, _NOT_SUBSTITUTED, (), self.budget))
         except TooLarge as e:
@@ -401,24 +277,20 @@ class _Load:
             checked.early.append(main.issue(Problem(at, str(e), at_key=entry is None)))
             return None
         used = list(references(doc, _NOT_SUBSTITUTED))
-        self._check_unset(main, used, values, checked.early)
+        checked.early += unset_issues(main, used, values)
         if data != doc:  # the matrix is checked as written, once: each entry checks one of it
             shown = {**data, "matrix": data["matrix"][:1]} if entry is not None else data
-            checked.early += self._validate(main, shown, _validator())
-        if checked.early:
-            return None
-        checked.built = True
-        declared = list(data.get("include", ()))
-        site = _Site(self, main, values, checked.late, declared=declared)
-        if main.resolved is not None:
-            site.chain = ((main.resolved, main.label),)
-        for number, file in enumerate(declared):
-            self._fragment(site, ("include", number), file)
-        try:
-            parts = build.parts(data, site)
-        except _Abort as e:  # too many steps, or includes that substitute too much
-            checked.late.append(e.issue)
-            return None
+            checked.early += validate(main, shown, validator())
+        return None if checked.early else data
+
+    def _scenario(
+        self,
+        main: Source,
+        data: dict[str, Any],
+        parts: Parts,
+        entry: dict[str, str] | None,
+        index: int,
+    ) -> Scenario:
         if entry is None:
             line = main.reader.position(("name",), at_key=True)[0]
         else:
@@ -439,121 +311,13 @@ class _Load:
             line=line,
         )
 
-    def _check_unset(
-        self,
-        source: _Source,
-        used: Iterable[Reference],
-        values: dict[str, str],
-        issues: list[_Issue],
-        suffix: str = "",
-    ) -> None:
-        for ref in used:
-            if ref.valid and ref.name not in values:
-                message = (
-                    f"variable '{ref.name}' is not set in this matrix entry, nor under variables"
-                )
-                issues.append(self._at_reference(source, ref, message + suffix))
-
-    def _check_ids(self, main: _Source, scenarios: list[Scenario]) -> None:
+    def _check_ids(self, main: Source, scenarios: list[Scenario]) -> None:
         first: dict[str, int] = {}
         for index, scenario in enumerate(scenarios):
             if scenario.id in first:
                 message = f"this entry gives the same test id as entry {first[scenario.id] + 1}: {scenario.id}"
                 self.issues.append(main.issue(Problem(("matrix", index), message)))
             first.setdefault(scenario.id, index)
-
-    # --- includes ---
-
-    def include(
-        self, site: _Site, path: DataPath, file: str
-    ) -> tuple[build.Site, build.Data] | None:
-        if site.declared is not None and file not in site.declared:
-            close = closest(file, site.declared)
-            hint = f" (did you mean '{close}'?)" if close else ": add it there"
-            site.problem((*path, "include"), f"'{name(file)}' is not listed under include{hint}")
-            return None
-        fragment = self._fragment(site, (*path, "include"), file)
-        if fragment is None or fragment.resolved is None:
-            return None
-        opened = [resolved for resolved, _ in site.chain]
-        if fragment.resolved in opened:
-            loop = [label for _, label in site.chain[opened.index(fragment.resolved) :]]
-            site.problem(
-                (*path, "include"), f"include cycle: {' -> '.join([*loop, fragment.label])}"
-            )
-            return None
-        if len(site.chain) >= MAX_INCLUDE_DEPTH:
-            site.problem((*path, "include"), f"includes nested more than {MAX_INCLUDE_DEPTH} deep")
-            return None
-        line, column = site.source.reader.position((*path, "include"), at_key=False)
-        via = f" (included from {site.source.label}:{line}:{column})"
-        try:
-            data = substitute(fragment.data, site.values, (), (), self.budget)
-        except TooLarge as e:
-            where = (*path, "include")
-            raise _Abort(
-                site.top or site.source.issue(Problem(where, ""), site.via), str(e)
-            ) from None
-        used = list(references(fragment.data))
-        index = len(site.issues)
-        self._check_unset(fragment, used, site.values, site.issues, via)
-        if data != fragment.data:
-            validator = _validator(fragment.include_kind)
-            site.issues += self._validate(fragment, data, validator, via)
-        if len(site.issues) > index:
-            return None
-        at_line = site.at_line if site.at_line is not None else line
-        chain = (*site.chain, (fragment.resolved, fragment.label))
-        sub = _Site(self, fragment, site.values, site.issues, chain, via, at_line)
-        sub.counted = site.counted
-        sub.top = site.top or site.source.issue(Problem((*path, "include"), ""), site.via)
-        return sub, data
-
-    def _fragment(self, site: _Site, path: DataPath, file: str) -> _Source | None:
-        """The included file ``file``, read and checked as written; None when it cannot be
-        (the problems are reported)."""
-        source = site.source
-        if Path(file).is_absolute():
-            site.problem(
-                path, f"'{name(file)}' is an absolute path: include a path relative to this file"
-            )
-            return None
-        if source.directory is None:
-            site.problem(
-                path,
-                f"cannot include '{name(file)}': the scenario has no directory (read it from a file, or pass base)",
-            )
-            return None
-        resolved = (source.directory / file).resolve()
-        kind = source.include_kind
-        if (resolved, kind) in self.fragments:
-            return self.fragments[(resolved, kind)]
-        self.fragments[(resolved, kind)] = None
-        label = source.include_label(file)
-        line, column = source.reader.position(path, at_key=False)
-        via = f" (included from {source.label}:{line}:{column})"
-        order = len(self.fragments)
-        try:
-            text = read_file(resolved)
-            root = compose(text.removeprefix("\ufeff"))
-            if root is None:
-                raise YamlError(1, 1, f"empty file: expected a list of {kind}")
-            reader = Reader(text.removeprefix("\ufeff"))
-            data = reader.data(root)
-        except YamlError as e:
-            if e.line is None:
-                site.problem(path, f"cannot include '{name(file)}': {e.message}")
-            else:
-                self.issues.append(_Issue(order, e.line, e.column or 1, label, e.message + via))
-            return None
-        fragment = _Source(label, resolved.parent, reader, data, order, resolved, kind)
-        before = len(self.issues)
-        self.issues += self._validate(fragment, data, _validator(kind), via)
-        self._check_references(fragment, (), via)
-        if len(self.issues) > before:
-            return None
-        self.fragments[(resolved, kind)] = fragment
-        return fragment
 
     # --- errors ---
 
@@ -572,7 +336,7 @@ class _Load:
                 if many and not common:
                     issue = replace(issue, message=f"{issue.message} (matrix entry {number + 1})")
                 ordered.append(issue)
-        kept: dict[tuple[object, ...], _Issue] = {}
+        kept: dict[tuple[object, ...], Issue] = {}
         for issue in ordered:
             where = issue.location or (issue.order, issue.line, issue.column)
             kept.setdefault((*where, issue.message) if many else where, issue)

@@ -1,6 +1,6 @@
 """The scenario language as typed values: what happens, what is expected, and how it is run.
 
-``loader.py`` reads YAML into these; ``runner.py`` runs them; ``expectations.py`` judges the
+``loader.py`` reads YAML into these; ``emulator.runner`` runs them; ``expectations.py`` judges the
 transcript against them; ``reports.py`` renders the results. Every value is frozen. ``line`` fields
 point back into the file, so a failure names ``file:line``.
 

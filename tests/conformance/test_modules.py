@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from emulator.conformance import auth, auth_calling, auth_cases, probing, tls, tls_cases, tokens
+from emulator.conformance import (
+    auth,
+    auth_calling,
+    auth_cases,
+    probing,
+    rules,
+    tls,
+    tls_cases,
+    tokens,
+)
 
 
 @pytest.mark.parametrize("module", ["auth", "tls"])
@@ -23,8 +32,9 @@ def test_the_parts_are_the_objects_the_probes_use() -> None:
     assert auth.ProbeError is tls.ProbeError is probing.ProbeError is auth_calling.ProbeError
     assert auth.TokenFactory is tokens.TokenFactory is auth_calling.TokenFactory
     assert auth.Case is probing.Case and auth.Attempt is probing.Attempt
-    assert auth.CASES is auth_cases.CASES and auth.RULES is auth_cases.RULES
-    assert tls.Case is tls_cases.Case and tls.RULES is tls_cases.RULES
+    assert auth.CASES is auth_cases.CASES and auth.RULES is rules.AUTH_RULES
+    assert tls.Case is tls_cases.Case and tls.RULES is rules.TLS_RULES
+    assert auth_calling.RULES is rules.AUTH_CALLING_RULES
     assert {c.rule for c in auth.CASES} == set(auth.RULES.ids())
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from emulator.manifest import (
     check,
-    check_verdicts,
+    check_rules,
     document,
     explain,
     rules,
@@ -31,7 +31,7 @@ def test_every_name_in_all_is_there(module: str) -> None:
 
 def test_the_parts_are_the_objects_the_package_uses() -> None:
     assert source.ManifestError is document.ManifestError is validate.ManifestError
-    assert validate.RULES is rules.RULES and check.RULES is check_verdicts.RULES
+    assert validate.RULES is rules.RULES and check.RULES is check_rules.RULES
     assert explain.closest is words.closest
     assert samples.SampleError.__module__ == "emulator.manifest.samples"
 

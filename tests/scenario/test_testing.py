@@ -1,4 +1,4 @@
-"""Tests of emulator/scenario/testing.py, ``botemu test``: selection, exit codes, parallel runs,
+"""Tests of emulator/runner/suite.py, ``botemu test``: selection, exit codes, parallel runs,
 seeds, target configuration and the report files. The loader and runner are replaced by a fake
 ``Backend`` (hand-built scenarios, scripted results); the end-to-end run against the reference
 IVR bot is at the end."""
