@@ -9,7 +9,7 @@ time-out), invalid (first Workflow invalid, then recovers), garbage (HTML), rese
 connection), huge (2 MiB body), empty (200 with no body), refuse (403), record-wav/-wma/-mp3 (asks
 for a voicemail in that format), media (plays a prompt file it serves itself).
 
-For the bundled conformance suite (``scenarios/conformance``, ``tests/scenario/test_conformance.py``)
+For the bundled conformance suite (``scenarios/conformance``, ``tests/runner/test_conformance.py``)
 there is a small menu bot that passes all of it (``conformant``) and variants of it, each with one
 flaw (``CONFORMANCE_KINDS``): what each gets wrong -> the scenario it must fail.
 

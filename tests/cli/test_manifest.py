@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestServer
 from emulator.cli.manifest import add_manifest_parser, register
 from emulator.manifest import ManifestError, load_manifest, schema
 
-HERE = Path(__file__).parent / "manifests"
+HERE = Path(__file__).parent.parent / "manifest" / "manifests"
 FIVE = HERE / "five-errors.json"
 TRAVEL = HERE / "travel-skill.json"
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]

@@ -44,7 +44,7 @@ from emulator.scenario.model import Scenario, Turn
 from emulator.transcripts.store import TranscriptStore
 from tests.support import free_port
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "scenario" / "junit.xsd")
 MISSED = Finding("EXP-PROMPTS", Severity.ERROR, "menu.yaml:9",
                  "expected a prompt that contains 'Welcome', got 'Hello'")  # fmt: skip
 
