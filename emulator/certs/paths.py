@@ -8,8 +8,6 @@ Every error is a ``CertError``.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +15,9 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from emulator import files
 from emulator.errors import BotemuError
+from emulator.files import lock_file, write_atomic
 
 CA_FILE, CA_KEY_FILE = "ca.pem", "ca.key"
 BOT_CERT_FILE, BOT_KEY_FILE = "bot.pem", "bot.key"
@@ -125,18 +125,10 @@ def read_cert(path: Path) -> x509.Certificate:
 
 
 def write_file(path: Path, data: bytes, mode: int) -> None:
-    """Write atomically: a private temporary file (0600 from the start), then chmod and rename."""
-    tmp: str | None = None
+    """Write atomically (``files.write_atomic``); ``CertError`` when it cannot be written."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        write_atomic(path, data, mode)
     except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         raise CertError(path, f"cannot write: {e.strerror or e}") from None
 
 
@@ -144,27 +136,19 @@ def write_file(path: Path, data: bytes, mode: int) -> None:
 def locked(directory: Path) -> Iterator[None]:
     """Serialise ``ensure_certs`` runs on one directory (POSIX; elsewhere a no-op), so that two
     processes never mix certificates from two new CAs."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(lock_file(directory / LOCK_FILE))
+        except OSError:  # a read-only directory: nothing can be written, so reading is safe
+            pass
         yield
-        return
-    try:
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, KEY_MODE)
-    except OSError:  # a read-only directory: nothing can be written anyway, so reading is safe
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def tighten(key: Path) -> None:
     """A kept key file is made 0600 too."""
     try:
-        if key.stat().st_mode & 0o777 != KEY_MODE:
-            os.chmod(key, KEY_MODE)
+        files.tighten(key, KEY_MODE)
     except OSError as e:
         raise CertError(key, f"cannot set mode 0600: {e.strerror or e}") from None
+
+

@@ -11,10 +11,11 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from emulator import files
+from emulator.files import lock_file, write_atomic
 from emulator.identity.errors import IdentityError
 
 INDEX_FILE = "index.json"
@@ -29,20 +30,12 @@ _KID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 def locked(directory: Path) -> Iterator[None]:
     """Create the directory (0700) and hold its lock (POSIX; elsewhere only the directory)."""
     make_dir(directory)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(lock_file(directory / LOCK_FILE))
+        except OSError as e:
+            raise IdentityError(f"cannot lock: {e.strerror or e}", path=directory) from None
         yield
-        return
-    try:
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, KEY_MODE)
-    except OSError as e:
-        raise IdentityError(f"cannot lock: {e.strerror or e}", path=directory) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def read_index(path: Path) -> list[tuple[str, float, float | None]]:
@@ -107,25 +100,18 @@ def make_dir(directory: Path) -> None:
 
 
 def write_file(path: Path, data: bytes, mode: int) -> None:
-    """Write atomically: a private temporary file (0600 from the start), then chmod and rename."""
-    tmp: str | None = None
+    """Write atomically (``files.write_atomic``); ``IdentityError`` when it cannot be written."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        write_atomic(path, data, mode)
     except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         raise IdentityError(f"cannot write: {e.strerror or e}", path=path) from None
 
 
 def tighten(key: Path) -> None:
     """A loaded key file is made 0600 too."""
     try:
-        if key.stat().st_mode & 0o777 != KEY_MODE:
-            os.chmod(key, KEY_MODE)
+        files.tighten(key, KEY_MODE)
     except OSError as e:
         raise IdentityError(f"cannot set mode 0600: {e.strerror or e}", path=key) from None
+
+
