@@ -1,7 +1,9 @@
 """Delivering one platform request to a bot: POST, retries, time-outs, size limits.
 
 ``Deliverer.post`` sends one message (the Conversation or a ConversationResult) and retries it on
-a 5xx answer, a time-out, or a connection failure, with the same ``X-Platform-Message-ID``. Every
+a 5xx answer, a time-out, or a connection failure, with the same ``X-Platform-Message-ID``. It
+does no I/O itself: each attempt is a ``Post`` effect (``effects``) that the call's driver
+carries out. Every
 attempt, answer, failure and retry is handed to a recorder as it happens, so the transcript holds
 the exact bytes that crossed the wire (a response event also carries the request headers exactly
 as the HTTP client sent them: Host, Content-Length and the rest). It never raises for anything the bot does.
@@ -12,22 +14,19 @@ attempt (a related platform required answers within 15 s), 1 MiB response limit.
 
 from __future__ import annotations
 
-import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
-import aiohttp
-
 from emulator.calling import exchange_rules as X
-from emulator.findings import Finding, Rule
-from emulator.httpio import read_limited, redact_authorization
+from emulator.calling.effects import Answer, Failed, Post, Steps
+from emulator.findings import Finding
+from emulator.httpio import redact_authorization
 from emulator.jsonutil import JSONObject
 
 Recorder = Callable[[str, JSONObject, bytes | None], None]
 """(event kind, payload, blob): appends one event to the call's transcript."""
-Sleeper = Callable[[float], Awaitable[None]]
 
 MIB = 1024 * 1024
 
@@ -72,26 +71,17 @@ class Delivery:
 
 
 class Deliverer:
-    """Posts messages for one call over a shared aiohttp session."""
+    """Delivers the messages of one call: each attempt is a ``Post`` effect, each back-off a
+    wait of the call's (``wait``: virtual time, and real time at the call's pace)."""
 
     def __init__(
-        self,
-        session: aiohttp.ClientSession,
-        *,
-        policy: RetryPolicy,
-        record: Recorder,
-        wait: Sleeper,
-        ssl_context: ssl.SSLContext | None = None,
+        self, *, policy: RetryPolicy, record: Recorder, wait: Callable[[float], Steps[None]]
     ) -> None:
-        self.session = session
         self.policy = policy
         self.record = record
         self.wait = wait
-        self.ssl_context = ssl_context
-        self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
-        self._timeout = aiohttp.ClientTimeout(total=policy.timeout)
 
-    async def post(
+    def post(
         self,
         url: str,
         body: bytes,
@@ -102,7 +92,7 @@ class Deliverer:
         parts: JSONObject | None = None,
         fail_once: bool = False,
         meta: JSONObject | None = None,
-    ) -> Delivery:
+    ) -> Steps[Delivery]:
         """Deliver ``body`` to ``url``; retry per the policy. ``label`` names the message;
         ``parts`` describes a multipart body for the transcript (the bytes are kept as a blob);
         ``meta`` is recorded with each attempt too (``platform_result``: the result as the
@@ -115,8 +105,8 @@ class Deliverer:
         last: Delivery | None = None
         for attempt in range(1, total + 1):
             if attempt > 1:
-                await self._retry(label, message_id, attempt, total)
-            last, finding = await self._attempt(
+                yield from self._retry(label, message_id, attempt, total)
+            last, finding = yield from self._attempt(
                 url, body, headers, label, message_id, attempt, parts, meta
             )
             if finding is not None:
@@ -136,7 +126,7 @@ class Deliverer:
         assert last is not None
         return _concluded(label, last, attempt, findings)
 
-    async def _retry(self, label: str, message_id: str, attempt: int, total: int) -> None:
+    def _retry(self, label: str, message_id: str, attempt: int, total: int) -> Steps[None]:
         """Record the retry, then wait its back-off."""
         delay = self.policy.delay(attempt - 1)
         self.record(
@@ -149,9 +139,9 @@ class Deliverer:
             },
             None,
         )
-        await self.wait(delay)
+        yield from self.wait(delay)
 
-    async def _attempt(
+    def _attempt(
         self,
         url: str,
         body: bytes,
@@ -161,21 +151,13 @@ class Deliverer:
         attempt: int,
         parts: JSONObject | None,
         meta: JSONObject | None = None,
-    ) -> tuple[Delivery, Finding | None]:
+    ) -> Steps[tuple[Delivery, Finding | None]]:
         request, blob = request_event(url, body, headers, label, message_id, attempt, parts, meta)
         self.record("http.request", request, blob)
         started = time.perf_counter()
-        try:
-            answer = await self._exchange(url, body, headers)
-        except TimeoutError:
-            return self._failed(label, message_id, attempt, "timeout",
-                                f"no answer within {self.policy.timeout:g}s", X.CALL_TIMEOUT)  # fmt: skip
-        except aiohttp.ClientSSLError as e:
-            return self._failed(label, message_id, attempt, "tls",
-                                f"TLS handshake failed: {_reason(e)}", X.CALL_CONNECTION)  # fmt: skip
-        except (aiohttp.ClientError, OSError) as e:
-            return self._failed(label, message_id, attempt, "connection",
-                                f"connection failed: {_reason(e)}", X.CALL_CONNECTION)  # fmt: skip
+        answer = yield Post(url, body, headers, self.policy.timeout, self.policy.max_body, label)
+        if isinstance(answer, Failed):
+            return self._failed(label, message_id, attempt, answer)
         latency = (time.perf_counter() - started) * 1000
         response, blob = response_event(
             answer, latency, self.policy.max_body, label, message_id, attempt
@@ -192,32 +174,16 @@ class Deliverer:
         )
         return delivery, finding
 
-    async def _exchange(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """One POST and its answer; raises what aiohttp raises (time-out, TLS, connection)."""
-        async with self.session.post(
-            url,
-            data=body,
-            headers=headers,
-            timeout=self._timeout,
-            allow_redirects=False,
-            ssl=self._ssl,
-        ) as response:
-            data, oversized = await read_limited(response, self.policy.max_body)
-            sent_headers = _headers(response.request_info.headers)
-            if "Authorization" in sent_headers:
-                sent_headers["Authorization"] = redact_authorization(sent_headers["Authorization"])
-            return Answer(
-                response.status, data, oversized, _headers(response.headers), sent_headers
-            )
-
     def _failed(
-        self, label: str, message_id: str, attempt: int, kind: str, detail: str, rule: Rule
+        self, label: str, message_id: str, attempt: int, failed: Failed
     ) -> tuple[Delivery, Finding]:
+        detail = _detail(failed, self.policy.timeout)
+        rule = X.CALL_TIMEOUT if failed.kind == "timeout" else X.CALL_CONNECTION
         self.record(
             "http.error",
             {
                 "summary": f"✗ {label}: {detail}",
-                "error": kind,
+                "error": failed.kind,
                 "detail": detail,
                 "message_id": message_id,
                 "attempt": attempt,
@@ -229,16 +195,13 @@ class Deliverer:
         return Delivery(None, b"", {}, attempt, detail), finding
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What the bot answered to one attempt, as read off the wire."""
-
-    status: int
-    data: bytes
-    oversized: bool
-    headers: dict[str, str]
-    sent_headers: dict[str, str]
-    """The request headers exactly as the HTTP client sent them (Authorization redacted)."""
+def _detail(failed: Failed, timeout: float) -> str:
+    """What an attempt that got no answer says, by kind."""
+    if failed.kind == "timeout":
+        return f"no answer within {timeout:g}s"
+    if failed.kind == "tls":
+        return f"TLS handshake failed: {failed.reason}"
+    return f"connection failed: {failed.reason}"
 
 
 def _concluded(label: str, last: Delivery, attempts: int, findings: list[Finding]) -> Delivery:
@@ -320,7 +283,7 @@ def response_event(
     return response, None if shown is not None else data
 
 
-def _headers(headers: Mapping[str, str]) -> dict[str, str]:
+def plain_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers as a plain dict, repeated names joined with ", ". Keys become exact ``str``:
     aiohttp's are ``istr``, which the transcript's fast JSON encoder refuses (every response
     event then went through the slow encoder)."""
@@ -344,8 +307,3 @@ def _text(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _reason(error: BaseException) -> str:
-    text = str(error) or type(error).__name__
-    return text.splitlines()[0][:200]

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from emulator.calling import exchange_rules as X
 from emulator.calling.caller import CallerScript, Press, Say, Silence, Step, Talk
 from emulator.calling.delivery import Deliverer, Delivery, Recorder
+from emulator.calling.effects import Steps
 from emulator.calling.model import CallState, Conversation, ConversationResult, Outcome
 from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions, to_json
 from emulator.findings import Finding
@@ -226,7 +227,7 @@ class Injector:
         self.record("note", {"summary": summary, "fault": fault, "callback": n, "label": label,
                              "message_id": message_id}, None)  # fmt: skip
 
-    async def post(
+    def post(
         self,
         url: str,
         body: bytes,
@@ -236,21 +237,21 @@ class Injector:
         message_id: str,
         parts: JSONObject | None = None,
         meta: JSONObject | None = None,
-    ) -> Delivery:
+    ) -> Steps[Delivery]:
         faults, n = self.faults, self.sent
         self.sent += 1
         if n in faults.drop_callbacks:
             self.note(f"fault injected: callback {n} ({label}) dropped, never delivered; the "
                       "platform hangs up", "drop_callback", n, label, message_id)  # fmt: skip
             return Delivery(None, b"", {}, 0, failure="dropped (fault injected)")
-        first = await self.deliverer.post(url, body, headers, label=label, message_id=message_id,
+        first = yield from self.deliverer.post(url, body, headers, label=label, message_id=message_id,
                                           parts=parts, meta=meta,
                                           fail_once=n in faults.fail_callbacks)  # fmt: skip
         if n not in faults.duplicate_callbacks or not first.delivered:
             return first
         self.note(f"fault injected: callback {n} ({label}) delivered again with the same "
                   "message id", "duplicate_callback", n, label, message_id)  # fmt: skip
-        second = await self.deliverer.post(
+        second = yield from self.deliverer.post(
             url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
         )
         findings = first.findings + second.findings

@@ -1,18 +1,17 @@
-"""Sending the platform's requests of one call over HTTP: the headers (with a Bearer token when
-a token source is set), the JSON posts, and a record result with its audio as multipart; through
-the fault injector when the scenario sets faults.
+"""Sending the platform's requests of one call: the headers (with a Bearer token when a token
+source is set), the JSON posts, and a record result with its audio as multipart; through the
+fault injector when the scenario sets faults. No I/O: the token is a ``Token`` effect, the
+recording's encoding a ``Compute`` effect, and each attempt a ``Post`` effect of the deliverer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
-
-import aiohttp
 
 from emulator.calling import exchange_rules as X
 from emulator.calling.calllog import CallLog
 from emulator.calling.delivery import Deliverer, Delivery
+from emulator.calling.effects import Compute, Steps, Token
 from emulator.calling.events import RecordingMade
 from emulator.calling.faults import Injector
 from emulator.calling.judging import JSON_TYPE
@@ -24,29 +23,28 @@ from emulator.calling.outgoing import (
     recording_event,
     request_headers,
 )
-from emulator.calling.tokens import TokenSource, TokenUnavailable
+from emulator.calling.tokens import TokenUnavailable
 from emulator.ids import new_id
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind
 
 
 class Poster:
-    """Posts one call's messages: each gets a fresh message id, the call's chain id and, from
-    ``tokens``, a Bearer token; ``injector`` (faults) or ``deliverer`` delivers it."""
+    """Posts one call's messages: each gets a fresh message id, the call's chain id and, when
+    the call has a token source (``tokens``), a Bearer token; ``injector`` (faults) or
+    ``deliverer`` delivers it."""
 
     def __init__(
         self,
         log: CallLog,
-        http: aiohttp.ClientSession,
         deliverer: Deliverer,
         injector: Injector | None,
         *,
-        tokens: TokenSource | None,
+        tokens: bool,
         chain_id: str,
         rng: random.Random,
     ) -> None:
         self.log = log
-        self.http = http
         self.deliverer = deliverer
         self.injector = injector
         self.tokens = tokens
@@ -54,26 +52,26 @@ class Poster:
         self.rng = rng
         """The call's seeded generator: a recording's audio draws its seed from it."""
 
-    async def headers(self, content_type: str, message_id: str) -> dict[str, str]:
+    def headers(self, content_type: str, message_id: str) -> Steps[dict[str, str]]:
         headers = request_headers(content_type, self.chain_id, message_id)
-        tokens = self.tokens
-        if tokens is not None:
-            try:
-                headers["Authorization"] = f"Bearer {await tokens.token(self.http)}"
-            except TokenUnavailable as e:
-                self.log.record(EventKind.NOTE, {"summary": f"sent without a token: {e}"})
+        if self.tokens:
+            token = yield Token()
+            if isinstance(token, TokenUnavailable):
+                self.log.record(EventKind.NOTE, {"summary": f"sent without a token: {token}"})
+            else:
+                headers["Authorization"] = f"Bearer {token}"
         return headers
 
-    async def post(
+    def post(
         self, url: str, body: bytes, label: str, meta: JSONObject | None = None
-    ) -> Delivery:
+    ) -> Steps[Delivery]:
         """Deliver one request. ``meta``: more to record with each attempt (the result as the
         platform made it, when a fault changed its bytes)."""
         message_id = new_id()
-        headers = await self.headers(JSON_TYPE, message_id)
-        return await self.deliver(url, body, headers, label, message_id, meta=meta)
+        headers = yield from self.headers(JSON_TYPE, message_id)
+        return (yield from self.deliver(url, body, headers, label, message_id, meta=meta))
 
-    async def post_recording(
+    def post_recording(
         self,
         url: str,
         json_body: bytes,
@@ -81,12 +79,12 @@ class Poster:
         recording: RecordingMade,
         label: str,
         meta: JSONObject | None = None,
-    ) -> Delivery:
+    ) -> Steps[Delivery]:
         """Deliver a record result with its audio, encoded now, as two multipart parts."""
         fmt = recording.format
-        audio = await asyncio.to_thread(
-            encode_recording, fmt, outcome.length_of_recording_in_secs, recording.speech,
-            seed=self.rng.getrandbits(32),
+        audio: bytes = yield Compute(
+            encode_recording, (fmt, outcome.length_of_recording_in_secs, recording.speech),
+            {"seed": self.rng.getrandbits(32)},
         )  # fmt: skip
         self.log.record(EventKind.PLATFORM, recording_event(outcome, fmt, len(audio)), audio)
         cut = recording_cut(outcome, fmt, len(audio))
@@ -99,10 +97,11 @@ class Poster:
             "conversationResult": json_body.decode("utf-8"),
             "recordedAudio": {"content_type": CONTENT_TYPES[fmt], "bytes": len(audio)},
         }
-        headers = await self.headers(f"multipart/form-data; boundary={boundary}", message_id)
-        return await self.deliver(url, body, headers, label, message_id, parts=parts, meta=meta)
+        headers = yield from self.headers(f"multipart/form-data; boundary={boundary}", message_id)
+        return (yield from self.deliver(url, body, headers, label, message_id, parts=parts,
+                                        meta=meta))  # fmt: skip
 
-    async def deliver(
+    def deliver(
         self,
         url: str,
         body: bytes,
@@ -112,11 +111,11 @@ class Poster:
         *,
         parts: JSONObject | None = None,
         meta: JSONObject | None = None,
-    ) -> Delivery:
+    ) -> Steps[Delivery]:
         if self.injector is not None:
-            return await self.injector.post(
+            return (yield from self.injector.post(
                 url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
-            )
-        return await self.deliverer.post(
+            ))  # fmt: skip
+        return (yield from self.deliverer.post(
             url, body, headers, label=label, message_id=message_id, parts=parts, meta=meta
-        )
+        ))  # fmt: skip

@@ -1,20 +1,17 @@
-"""Fetching the prompt files of a Workflow over HTTP: each fileUri once per cache, checked
-(status, size, format) and measured, so the engine knows how long it plays or why it fails.
+"""Fetching the prompt files of a Workflow: each fileUri once per cache, checked (status, size,
+format) and measured, so the engine knows how long it plays or why it fails. Each fetch is a
+``Get`` effect that the call's driver carries out.
 """
 
 from __future__ import annotations
 
-import ssl
-
-import aiohttp
-
 from emulator.calling import exchange_rules as X
 from emulator.calling.calllog import CallLog
+from emulator.calling.effects import Failed, Get, Steps
 from emulator.calling.engine import Media
 from emulator.calling.media import MAX_PROMPT_BYTES, MediaError, inspect_prompt_media
 from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
 from emulator.findings import Rule
-from emulator.httpio import read_limited
 from emulator.transcripts.store import EventKind
 
 
@@ -24,37 +21,28 @@ class PromptFiles:
     def __init__(
         self,
         log: CallLog,
-        http: aiohttp.ClientSession,
         cache: dict[str, Media],
         *,
         timeout: float,
-        ssl_context: ssl.SSLContext | None,
     ) -> None:
         self.log = log
-        self.http = http
         self.cache = cache
         self.timeout = timeout
-        self.ssl_context = ssl_context
 
-    async def fetch(self, workflow: Workflow) -> dict[str, Media]:
+    def fetch(self, workflow: Workflow) -> Steps[dict[str, Media]]:
         """Fetch each prompt file once (per cache), check it, and learn its duration."""
         for uri in file_uris(workflow):
             if uri not in self.cache:
-                self.cache[uri] = await self.fetch_one(uri)
+                self.cache[uri] = yield from self.fetch_one(uri)
         return dict(self.cache)
 
-    async def fetch_one(self, uri: str) -> Media:
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
-        try:
-            async with self.http.get(uri, timeout=timeout, ssl=self.ssl_context or True) as r:
-                data, more = await read_limited(r, MAX_PROMPT_BYTES)
-                status = r.status
-        except TimeoutError:
-            return self.failed(uri, X.CALL_MEDIA_FETCH, f"no answer within {self.timeout:g}s")
-        except (aiohttp.ClientError, OSError, ValueError) as e:
-            return self.failed(
-                uri, X.CALL_MEDIA_FETCH, f"fetch failed: {str(e) or type(e).__name__}"
-            )
+    def fetch_one(self, uri: str) -> Steps[Media]:
+        answer = yield Get(uri, self.timeout, MAX_PROMPT_BYTES)
+        if isinstance(answer, Failed):
+            if answer.kind == "timeout":
+                return self.failed(uri, X.CALL_MEDIA_FETCH, f"no answer within {self.timeout:g}s")
+            return self.failed(uri, X.CALL_MEDIA_FETCH, f"fetch failed: {answer.message}")
+        data, more, status = answer.data, answer.oversized, answer.status
         if status != 200:
             return self.failed(uri, X.CALL_MEDIA_FETCH, f"fetch answered HTTP {status}")
         if more:

@@ -1,67 +1,31 @@
-"""A call: the calling platform places one call to a bot over HTTP(S) and runs it to its end.
-
-``place_call`` posts a Conversation to the bot, then loops: judge the bot's answer, validate the
-Workflow (``rules``), run it against the scripted caller (``engine``) or answer an invalid one with
-the validation outcome, and post the ConversationResult to the Workflow's callback. Every exchange
-and decision is appended to the transcript store as it happens; a bot that crashes, hangs, resets
-the connection or returns garbage ends the call with a recorded reason and findings, never an
-exception. What the platform does in each case is in ``docs/calling-http.md``.
-
-This module drives one call. What it sends is made by ``outgoing`` and judged by ``judging``
-(both without I/O); ``posting`` and ``prompt_files`` do the HTTP; ``calllog`` keeps the
-transcript and findings; ``settings`` holds ``CallSettings`` and ``CallReport``.
+"""The asyncio driver of a call: ``place_call`` runs a ``CallSession`` (``callsession``, which does
+no I/O) and carries out its effects with aiohttp: each request and prompt file over the call's
+HTTP(S) session, each wait with ``asyncio.sleep`` (at the call's pace; none in virtual time), the
+Bearer token from the call's token source, a recording's encoding in a thread. It keeps the
+call's wall-clock deadline. ``botemu call``, ``botemu test``, the pytest plugin and the demo place
+their calls through it; Locust's users through ``emulator.load.driver``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import ssl
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from typing import Any
 
 import aiohttp
 
-from emulator.calling import exchange_rules as X
-from emulator.calling.caller import describe
-from emulator.calling.calllog import CallLog, Listener, transcript_rows
-from emulator.calling.delivery import Deliverer, Delivery
-from emulator.calling.engine import (
-    CallProgress,
-    EngineConfig,
-    Media,
-    WorkflowRun,
-    reject_workflow,
-    run_workflow,
-)
-from emulator.calling.events import EndReason
-from emulator.calling.faults import Injector
-from emulator.calling.judging import (
-    JSON_TYPE,
-    JUDGE_CACHE_MAX_BODY,
-    Judged,
-    forced_refusal,
-    judge,
-    judge_answer,
-    judge_delivery,
-    raw_app_state,
-    usable_callback,
-)
-from emulator.calling.model import CallState, Conversation, RecordOutcome, Workflow
-from emulator.calling.outgoing import (
-    USER_AGENT,
-    conversation,
-    describe_outcome,
-    multipart_body,
-    result_message,
-)
-from emulator.calling.posting import Poster
-from emulator.calling.prompt_files import PromptFiles
-from emulator.calling.rules import RuleContext, first_operation_id
+from emulator.calling.calllog import Listener
+from emulator.calling.callsession import CallSession
+from emulator.calling.delivery import plain_headers
+from emulator.calling.effects import Answer, Compute, Effect, Failed, Get, Post, Steps, Token, Wait
+from emulator.calling.engine import Media
+from emulator.calling.judging import JSON_TYPE, JUDGE_CACHE_MAX_BODY, Judged, judge
+from emulator.calling.outgoing import USER_AGENT, describe_outcome, multipart_body
 from emulator.calling.settings import DEFAULT_DEADLINE, CallReport, CallSettings
-from emulator.calling.wire import encode
-from emulator.findings import Finding, Severity
-from emulator.ids import new_id
-from emulator.transcripts.store import EventKind, TranscriptStore
+from emulator.calling.tokens import TokenUnavailable
+from emulator.httpio import read_limited, redact_authorization
+from emulator.transcripts.store import TranscriptStore
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -78,8 +42,7 @@ __all__ = [
     "place_call",
 ]
 
-_Planned = tuple[WorkflowRun, str | None, str | None]
-"""What the platform does with one Workflow: the run (or refusal), its callback and appState."""
+Sleep = Callable[[float], Awaitable[None]]
 
 
 async def place_call(
@@ -89,7 +52,7 @@ async def place_call(
     http: aiohttp.ClientSession | None = None,
     listener: Listener | None = None,
     media_cache: dict[str, Media] | None = None,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    sleep: Sleep = asyncio.sleep,
 ) -> CallReport:
     """Place one call and run it to its end. Never raises for anything the bot does.
 
@@ -100,290 +63,116 @@ async def place_call(
             return await place_call(
                 settings, store, http=own, listener=listener, media_cache=media_cache, sleep=sleep
             )
-    cache = {} if media_cache is None else media_cache
-    return await _Call(settings, store, http, listener, cache, sleep).run()
+    session = CallSession(settings, store, listener, media_cache)
+    io = AioIO(http, settings, sleep)
+    steps = session.run()
+    try:
+        return await _within_deadline(steps, io, session)
+    except asyncio.CancelledError:
+        steps.close()
+        session.cancelled()
+        raise
 
 
-class _Call(CallLog):
-    def __init__(
-        self,
-        settings: CallSettings,
-        store: TranscriptStore,
-        http: aiohttp.ClientSession,
-        listener: Listener | None,
-        media_cache: dict[str, Media],
-        sleep: Callable[[float], Awaitable[None]],
-    ) -> None:
-        super().__init__(store, self.uuid(), listener)
-        self.settings = settings
-        self.sleep = sleep
-        self.http_allowed = settings.http_allowed
-        self.engine_config = EngineConfig(
-            max_workflows=settings.max_workflows, fail_actions=settings.fail_actions
-        )
-        self.faults = settings.faults if settings.faults.any else None
-        """None when no fault is set: the hot path then does no fault work at all."""
-        self.caller = (
-            settings.caller if self.faults is None else self.faults.caller(settings.caller)
-        )
-        self.rng = random.Random(settings.seed)
-        self.chain_id = self.uuid()
-        self.progress = CallProgress()
-        self.workflows = 0
-        self.received = 0
-        """Workflows the bot sent so far (1 answers the Conversation): ``reject_workflows``."""
-        deliverer = Deliverer(
-            http,
-            policy=settings.retry,
-            record=self.record,
-            wait=self.wait,
-            ssl_context=settings.ssl_context,
-        )
-        injector = None if self.faults is None else Injector(self.faults, deliverer, self.record)
-        self.poster = Poster(self, http, deliverer, injector, tokens=settings.tokens,
-                             chain_id=self.chain_id, rng=self.rng)  # fmt: skip
-        self.prompt_files = PromptFiles(self, http, media_cache, timeout=settings.media_timeout,
-                                        ssl_context=settings.ssl_context)  # fmt: skip
-
-    def uuid(self) -> str:
-        """A fresh id. Ids are never seeded: a bot keys its call state by them, so two calls
-        must never share one. The seed reproduces the caller's identity and audio."""
-        return new_id()
-
-    async def wait(self, seconds: float) -> None:
-        """Let virtual time pass (and real time too, at the chosen pace)."""
-        await self.advance(self.vtime + seconds)
-
-    async def advance(self, to: float) -> None:
-        if to > self.vtime:
-            if self.settings.pace > 0:
-                await self.sleep((to - self.vtime) * self.settings.pace)
-            self.vtime = to
-
-    # --- the call ---
-
-    async def run(self) -> CallReport:
-        placed = conversation(self.call_id, self.rng.getrandbits(32), self.settings.app_id)
-        self.start(placed)
-        try:
-            reason = await self.bounded(placed)
-        except asyncio.CancelledError:
-            self.end(EndReason.CALLER_HUNG_UP, note="the run was cancelled")
+async def _within_deadline(steps: Steps[CallReport], io: AioIO, session: CallSession) -> CallReport:
+    """The call's run, within its deadline: when it passes, whatever is under way (a request, a
+    retry's back-off, a prompt file) is abandoned and the platform hangs up."""
+    deadline = session.settings.deadline
+    if deadline is None:
+        return await drive(steps, io.perform)
+    timer = asyncio.timeout(deadline)
+    try:
+        async with timer:
+            return await drive(steps, io.perform)
+    except TimeoutError:
+        if not timer.expired():
             raise
-        self.end(reason)
-        return CallReport(
-            self.call_id, self.chain_id, reason, tuple(self.findings), self.workflows, self.vtime
-        )
+    steps.close()
+    return session.deadline_passed()
 
-    def start(self, placed: Conversation) -> None:
-        """Open the call in the store and record what it is: caller, script, faults, token."""
-        caller = placed.participants[0]
-        self.store.start(
-            bot=self.settings.bot_url,
-            call_id=self.call_id,
-            caller=caller.identity,
-            chain_id=self.chain_id,
-            scenario=self.settings.scenario,
-        )
-        self.record(
-            EventKind.CALL_START,
-            {
-                "summary": f"call {self.call_id} from {caller.display_name} ({caller.identity})",
-                "bot": self.settings.bot_url,
-                "caller": caller.identity,
-                "chain_id": self.chain_id,
-                "seed": self.settings.seed,
-                "script": [describe(s) for s in self.caller.steps],
-            },
-        )
-        if self.faults is not None:
-            self.record(EventKind.NOTE, {"summary": f"faults: {self.faults.describe()}",
-                                         "faults": self.faults.to_json()})  # fmt: skip
-        tokens = self.settings.tokens
-        if tokens is not None:
-            self.record(EventKind.NOTE, {"summary": f"requests carry a Bearer token for app id "
-                                         f"{tokens.app_id} from {tokens.origin}",
-                                         "token": {"app_id": tokens.app_id, "origin": tokens.origin}})  # fmt: skip
 
-    async def bounded(self, placed: Conversation) -> EndReason:
-        """The call's loop, within the deadline: when it passes, whatever is under way (a
-        request, a retry's back-off, a prompt file) is abandoned and the platform hangs up."""
-        deadline = self.settings.deadline
-        if deadline is None:
-            return await self.loop(placed)
-        timer = asyncio.timeout(deadline)
+async def drive(
+    steps: Steps[CallReport], perform: Callable[[Effect], Awaitable[Any]]
+) -> CallReport:
+    """Run ``steps`` to its end, carrying out each effect with ``perform``."""
+    value: Any = None
+    while True:
         try:
-            async with timer:
-                return await self.loop(placed)
+            effect = steps.send(value)
+        except StopIteration as stop:
+            report: CallReport = stop.value
+            return report
+        value = await perform(effect)
+
+
+class AioIO:
+    """Carries out a call's effects with aiohttp and asyncio."""
+
+    def __init__(self, http: aiohttp.ClientSession, settings: CallSettings, sleep: Sleep) -> None:
+        self.http = http
+        self.tokens = settings.tokens
+        self.sleep = sleep
+        context = settings.ssl_context
+        self.ssl: ssl.SSLContext | bool = context if context is not None else True
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+
+    async def perform(self, effect: Effect) -> Any:
+        if isinstance(effect, Post):
+            return await self.post(effect)
+        if isinstance(effect, Wait):
+            await self.sleep(effect.seconds)
+            return None
+        if isinstance(effect, Get):
+            return await self.get(effect)
+        if isinstance(effect, Token):
+            return await self.token()
+        if isinstance(effect, Compute):
+            return await asyncio.to_thread(effect)
+        raise TypeError(f"not an effect: {effect!r}")
+
+    def timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        made = self._timeouts.get(seconds)
+        if made is None:
+            made = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
+        return made
+
+    async def post(self, e: Post) -> Answer | Failed:
+        """One POST and its answer; a time-out, TLS or connection failure as a ``Failed``."""
+        try:
+            async with self.http.post(e.url, data=e.body, headers=e.headers,
+                                      timeout=self.timeout(e.timeout), allow_redirects=False,
+                                      ssl=self.ssl) as response:  # fmt: skip
+                data, oversized = await read_limited(response, e.max_body)
+                sent = plain_headers(response.request_info.headers)
+                if "Authorization" in sent:
+                    sent["Authorization"] = redact_authorization(sent["Authorization"])
+                return Answer(response.status, data, oversized, plain_headers(response.headers),
+                              sent)  # fmt: skip
         except TimeoutError:
-            if not timer.expired():
-                raise
-        self.found(X.CALL_DEADLINE, "call",
-                   f"the call was still running after its deadline of {deadline:g}s wall clock "
-                   f"(--deadline), {self.vtime:.1f}s virtual time in: the platform hung up")  # fmt: skip
-        return EndReason.DEADLINE
+            return Failed("timeout")
+        except aiohttp.ClientSSLError as error:
+            return Failed("tls", _message(error))
+        except (aiohttp.ClientError, OSError) as error:
+            return Failed("connection", _message(error))
 
-    def end(self, reason: EndReason, note: str | None = None) -> None:
-        self.note_repeats()
-        if self.progress.call_state is not CallState.TERMINATED:
-            old = self.progress.call_state
-            self.record(EventKind.STATE, {"summary": f"call {old.value} -> terminated",
-                                          "old": old.value, "new": "terminated"})  # fmt: skip
-        summary = f"call ended: {reason.value}" + (f" ({note})" if note else "")
-        self.record(EventKind.CALL_END, {"summary": summary, "reason": reason.value})
-        self.store.finish(self.call_id, reason=reason.value)
+    async def get(self, e: Get) -> Answer | Failed:
+        """One prompt file; a failure to fetch it as a ``Failed``."""
+        try:
+            async with self.http.get(e.url, timeout=self.timeout(e.timeout), ssl=self.ssl) as r:
+                data, more = await read_limited(r, e.max_body)
+                return Answer(r.status, data, more, {}, {})
+        except TimeoutError:
+            return Failed("timeout")
+        except (aiohttp.ClientError, OSError, ValueError) as error:
+            return Failed("connection", _message(error))
 
-    async def loop(self, placed: Conversation) -> EndReason:
-        body = encode(placed) if self.faults is None else self.faults.encode_conversation(placed)
-        delivery = await self.poster.post(self.settings.bot_url, body, "Conversation")
-        while True:
-            closed = self.progress.ended
-            refused = self.judge(delivery, final=closed is not None)
-            if closed is not None:
-                return closed
-            if refused is not None:
-                return refused
-            judged = self.document(delivery)
-            if isinstance(judged, EndReason):
-                return judged
-            step = await self.step(judged)
-            if isinstance(step, EndReason):
-                return step
-            delivery = step
+    async def token(self) -> str | TokenUnavailable:
+        assert self.tokens is not None  # a Token effect comes only from a call with tokens
+        try:
+            return await self.tokens.token(self.http)
+        except TokenUnavailable as e:
+            return e
 
-    # --- judging an answer ---
 
-    def judge(self, delivery: Delivery, *, final: bool) -> EndReason | None:
-        """Record what the delivery found; the reason to end the call, if it must end."""
-        findings, reason = judge_delivery(
-            delivery,
-            final=final,
-            max_body=self.settings.retry.max_body,
-            tokens=self.settings.tokens,
-            app_id=self.settings.app_id,
-        )
-        for f in findings:
-            self.finding(f)
-        return reason
-
-    def document(self, delivery: Delivery) -> Judged | EndReason:
-        """The judged Workflow of an accepted answer, its findings about the answer recorded;
-        or why the call ends."""
-        context = RuleContext(first=not self.progress.answered, allow_http=self.http_allowed)
-        findings, judged = judge_answer(delivery, context)
-        for f in findings:
-            self.finding(f)
-        return judged
-
-    # --- running a workflow ---
-
-    async def step(self, judged: Judged) -> Delivery | EndReason:
-        """Run one judged Workflow (or refuse it); post its result. The next delivery, or why
-        the call ends."""
-        self.received += 1
-        for f in judged.findings:
-            self.finding(f)
-        planned = await self.plan(judged)
-        if isinstance(planned, EndReason):
-            return planned
-        run, callback, app_state = planned
-        self.progress = run.progress
-        self.count(run)
-        if run.outcome is None or not run.post or callback is None:
-            return self.progress.ended or EndReason.NO_CALLBACK
-        out = result_message(self.call_id, run, app_state=app_state,
-                             platform_url=self.settings.platform_url, app_id=self.settings.app_id,
-                             wire=self.settings.wire, faults=self.faults)  # fmt: skip
-        outcome = out.outcome
-        if isinstance(outcome, RecordOutcome) and outcome.succeeded and run.recording is not None:
-            return await self.poster.post_recording(
-                callback, out.body, outcome, run.recording, out.label, out.meta
-            )
-        return await self.poster.post(callback, out.body, out.label, out.meta)
-
-    async def plan(self, judged: Judged) -> _Planned | EndReason:
-        """Refuse the Workflow with the validation outcome (invalid, or forced by the scenario)
-        or run it; or why the call ends."""
-        errors = any(f.severity is Severity.ERROR for f in judged.findings)
-        forced = self.forced(judged, errors)
-        if forced is not None:
-            self.record(EventKind.PLATFORM, {"summary": "platform rejected the Workflow: "
-                                             "validation outcome (forced by the scenario)"})  # fmt: skip
-            operation_id = first_operation_id(judged.document)
-            run = reject_workflow([forced], operation_id, self.progress, self.engine_config)
-            assert judged.workflow is not None
-            return run, judged.workflow.callback, judged.workflow.app_state
-        if errors:
-            return self.refuse(judged)
-        workflow = judged.workflow
-        if workflow is None:  # rules and reader disagree: a botemu bug, still never a crash
-            error = judged.read_error
-            where, why = (error.path, error.message) if error else ("$", "unreadable")
-            self.found(X.CALL_NOT_JSON, where, f"the Workflow could not be read: {why}")
-            return EndReason.BAD_RESPONSE
-        return await self.execute(workflow)
-
-    def refuse(self, judged: Judged) -> _Planned | EndReason:
-        """Answer an invalid Workflow with the validation outcome, if it has a callback."""
-        document = judged.document
-        callback = usable_callback(document, self.http_allowed)
-        if callback is None:
-            self.found(X.CALL_INVALID_NO_CALLBACK, "$.links.callback",
-                       "the Workflow is invalid and has no usable callback for the validation outcome")  # fmt: skip
-            return EndReason.INVALID_WORKFLOW
-        self.record(
-            EventKind.PLATFORM, {"summary": "platform rejected the Workflow: validation outcome"}
-        )
-        operation_id = first_operation_id(document)
-        run = reject_workflow(judged.findings, operation_id, self.progress, self.engine_config)
-        return run, callback, raw_app_state(document)
-
-    async def execute(self, workflow: Workflow) -> _Planned:
-        """Run a valid Workflow against the caller, its prompt files fetched first."""
-        config = self.engine_config
-        media = await self.prompt_files.fetch(workflow)
-        if media:
-            config = replace(config, media=media)
-        run = run_workflow(workflow, self.caller, self.progress, config)
-        await self.replay(workflow, run)
-        return run, workflow.callback, workflow.app_state
-
-    def count(self, run: WorkflowRun) -> None:
-        """Count a Workflow that ran or was refused; note the limits it reaches."""
-        if run.outcome is not None:
-            self.workflows += 1
-            self.store.count_workflow(self.call_id)
-            if self.workflows == X.REAL_WORKFLOW_DROP + 1:
-                self.found(X.CALL_WORKFLOWS_OVER_13, "call",
-                           f"the call went past {X.REAL_WORKFLOW_DROP} Workflows: the field notes "
-                           f"record a real call dropped after about {X.REAL_WORKFLOW_DROP} (botemu's "
-                           f"limit here is {self.settings.max_workflows}); --max-workflows "
-                           f"{X.REAL_WORKFLOW_DROP} shows what the bot does when the platform "
-                           "hangs up there")  # fmt: skip
-        if self.progress.ended is EndReason.WORKFLOW_LIMIT:
-            self.found(X.CALL_WORKFLOW_LIMIT, "call",
-                       f"the call reached {self.settings.max_workflows} workflows; the platform hung up")  # fmt: skip
-
-    def forced(self, judged: Judged, errors: bool) -> Finding | None:
-        """The CALL-FORCED-INVALID finding (recorded) when the scenario forces the platform to
-        refuse this Workflow (``reject_workflows``); None when it runs as it is."""
-        note, finding = forced_refusal(self.faults, self.received, judged, errors=errors)
-        if note is not None:
-            self.record(EventKind.NOTE, note)
-        if finding is not None:
-            self.finding(finding)
-        return finding
-
-    async def replay(self, workflow: Workflow, run: WorkflowRun) -> None:
-        """Append the engine's events in time order, at the chosen pace."""
-        kinds = ", ".join(a.kind.value for a in workflow.actions)
-        callback = "" if workflow.callback else " (no callback)"
-        self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
-        paced = self.settings.pace > 0
-        for at, kind, payload in transcript_rows(run.events):
-            if paced:
-                await self.advance(at)
-            elif at > self.vtime:  # no coroutine per event in virtual time
-                self.vtime = at
-            self.record(kind, payload)
-        await self.advance(run.progress.now)
+def _message(error: BaseException) -> str:
+    return str(error) or type(error).__name__
