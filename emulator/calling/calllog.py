@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from emulator.calling.events import (
     ActionCompleted,
@@ -20,17 +21,33 @@ from emulator.calling.events import (
     StateChanged,
 )
 from emulator.findings import Finding, Rule, Severity
-from emulator.jsonutil import JSONObject
-from emulator.transcripts.store import EventKind, TranscriptStore
+from emulator.jsonutil import JSON, JSONObject
+from emulator.transcripts.store import EventKind
 
 Listener = Callable[[str, JSONObject, float], None]
 """Called with (event kind, payload, virtual time) for every event, as it is recorded."""
 
 
+class CallStore(Protocol):
+    """Where a call's events go: ``TranscriptStore`` (SQLite), or a store that keeps only some
+    calls (``emulator.load``: every failing call and a sample of the rest)."""
+
+    def start(self, *, bot: str, kind: str = ..., call_id: str | None = ...,
+              caller: str | None = ..., chain_id: str | None = ...,
+              scenario: str | None = ...) -> str: ...  # fmt: skip
+
+    def append(self, call_id: str, kind: str, payload: dict[str, JSON], *,
+               vtime: float | None = ..., blob: bytes | None = ...) -> int: ...  # fmt: skip
+
+    def count_workflow(self, call_id: str) -> None: ...
+
+    def finish(self, call_id: str, *, reason: str, passed: bool | None = ...) -> None: ...
+
+
 class CallLog:
     """The transcript and findings of one call, at its virtual time ``vtime``."""
 
-    def __init__(self, store: TranscriptStore, call_id: str, listener: Listener | None) -> None:
+    def __init__(self, store: CallStore, call_id: str, listener: Listener | None) -> None:
         self.store = store
         self.call_id = call_id
         self.listener = listener

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from emulator.calling import exchange_rules as X
 from emulator.calling.caller import describe
-from emulator.calling.calllog import CallLog, Listener, transcript_rows
+from emulator.calling.calllog import CallLog, CallStore, Listener, transcript_rows
 from emulator.calling.delivery import Deliverer, Delivery
 from emulator.calling.effects import Steps, Wait
 from emulator.calling.engine import (
@@ -52,7 +52,7 @@ from emulator.calling.settings import CallReport, CallSettings
 from emulator.calling.wire import encode
 from emulator.findings import Finding, Severity
 from emulator.ids import new_id
-from emulator.transcripts.store import EventKind, TranscriptStore
+from emulator.transcripts.store import EventKind
 
 __all__ = ["CallSession"]
 
@@ -68,7 +68,7 @@ class CallSession(CallLog):
     def __init__(
         self,
         settings: CallSettings,
-        store: TranscriptStore,
+        store: CallStore,
         listener: Listener | None = None,
         media_cache: dict[str, Media] | None = None,
     ) -> None:
