@@ -34,6 +34,9 @@ def _load_options(load: argparse.ArgumentParser) -> None:
     load.add_argument("--bot", metavar="URL", help="the bot's calling address (required)")
     load.add_argument("--scenario", metavar="FILE", nargs="+", action="extend", default=[],
                       help="scenario files whose caller: steps the callers play, in turn")  # fmt: skip
+    load.add_argument("--caller", metavar="STEPS", default="",
+                      help="inline caller steps when no --scenario is given, e.g. "
+                      "'press 1; silence 6s; hangup' (default: a silent caller)")  # fmt: skip
     shape = load.add_mutually_exclusive_group()
     shape.add_argument("--rate", metavar="CPS",
                        help="calls started per second, held constant (e.g. 5, 0.5, 120/m)")  # fmt: skip
@@ -142,7 +145,7 @@ def _options(args: argparse.Namespace) -> Any:
     for path in (*(Path(p) for p in args.scenario), locustfile):
         _readable(path)
     return LoadOptions(
-        bot=args.bot, scenarios=tuple(Path(p) for p in args.scenario),
+        bot=args.bot, scenarios=tuple(Path(p) for p in args.scenario), caller=_caller(args.caller),
         rate=parse_rate(args.rate) if args.rate is not None else None, users=args.users,
         duration=parse_duration(args.duration), pace=args.pace,
         processes=parse_processes(args.processes), locustfile=locustfile,
@@ -150,6 +153,19 @@ def _options(args: argparse.Namespace) -> Any:
         db=args.db or default_db(), app_id=args.app_id, emulator=args.emulator,
         no_token=args.no_token, certs=args.certs, progress=not args.no_progress,
     )  # fmt: skip
+
+
+def _caller(steps: str) -> str:
+    """Inline caller steps, checked now (a usage error, before Locust starts)."""
+    from emulator.calling.caller import CallerScript
+    from emulator.errors import CallerScriptError
+    from emulator.load.options import OptionError
+
+    try:
+        CallerScript.from_inline(steps)
+    except CallerScriptError as e:
+        raise OptionError(f"--caller: {e}") from None
+    return steps
 
 
 def _check_scenarios(paths: tuple[Path, ...]) -> None:

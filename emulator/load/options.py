@@ -34,6 +34,8 @@ class LoadOptions:
 
     bot: str
     scenarios: tuple[Path, ...] = ()
+    caller: str = ""
+    """Inline caller steps when no scenario is given (``botemu call --caller``'s form)."""
     rate: float | None = None
     users: int | None = None
     duration: float = 60.0
@@ -71,6 +73,7 @@ class LoadOptions:
         """The ``botemu_*`` attributes of Locust's ``parsed_options`` the user class reads."""
         return {
             "botemu_scenarios": [str(p) for p in self.scenarios],
+            "botemu_caller": self.caller,
             "botemu_pace": self.pace,
             "botemu_keep": self.keep,
             "botemu_db": str(self.db),

@@ -20,6 +20,7 @@ class CallingBot(ThreadingHTTPServer):
         self.callbacks = itertools.count(1)
         self.lock = threading.Lock()
         self.failed = 0
+        self.calls = 0
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # a caller that hangs up mid-request (the run's end): not the test's business
@@ -54,6 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path == "/api/calls":
+            with self.server.lock:
+                self.server.calls += 1
             self.answer(200, self.server.menu())
             return
         with self.server.lock:

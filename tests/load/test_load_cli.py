@@ -53,6 +53,7 @@ def test_locustfile_prints_the_shipped_locustfile() -> None:
         (["--duration", "soon"], "botemu load: --duration 'soon': expected a duration such as 30s, 2m or 1h"),
         (["--rate", "0"], "botemu load: --rate '0': must be more than 0"),
         (["--keep", "most"], "botemu load: --keep 'most': expected failures, sample:N, all or none"),
+        (["--caller", "prss 1"], "botemu load: --caller: step 1 ('prss 1'): unknown step 'prss' (did you mean 'press'?)"),
         (["--scenario", "/nonexistent/s.yaml"], "botemu load: /nonexistent/s.yaml: cannot read it (No such file or directory)"),
         (["--scenario", str(ROOT / "scenarios" / "examples" / "echo.yaml")],
          f"botemu load: no call scenario (caller:) in {ROOT / 'scenarios' / 'examples' / 'echo.yaml'}"),

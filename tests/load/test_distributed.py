@@ -1,0 +1,82 @@
+"""Locust's own distribution with CallerUser: a master and two worker processes on loopback
+(``--master``, ``--worker``, ``--expect-workers 2``, headless, a short run). Both workers place
+calls (their transcripts name two writer processes), and the master's aggregated CSV counts
+every call the bot answered."""
+
+from __future__ import annotations
+
+import csv
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.load.calling_bot import calling_bot
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCUSTFILE = ROOT / "emulator" / "load" / "locustfile.py"
+USERS = 4
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.mark.slow
+def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
+    tmp_path: Path,
+) -> None:
+    port, db, prefix = free_port(), tmp_path / "t.db", tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    locust = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE)]
+    ours = ["--botemu-caller", "press 1", "--botemu-keep", "all", "--botemu-db", str(db)]
+    with calling_bot() as bot:
+        master = subprocess.Popen(
+            [*locust, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port",
+             str(port), "--expect-workers", "2", "--headless", "-u", str(USERS), "-r",
+             str(USERS), "-t", "4s", "--host", bot.url, "--csv", str(prefix), *ours],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        workers = [
+            subprocess.Popen(
+                [
+                    *locust,
+                    "--worker",
+                    "--master-host",
+                    "127.0.0.1",
+                    "--master-port",
+                    str(port),
+                    *ours,
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(2)
+        ]
+        try:
+            output, _ = master.communicate(timeout=120)
+            for worker in workers:
+                worker.wait(timeout=60)
+        finally:
+            for worker in workers:
+                worker.kill()
+            master.kill()
+        answered = bot.calls
+    assert master.returncode == 0, output[-3000:]
+    with Path(f"{prefix}_stats.csv").open(newline="") as f:
+        stats = {r["Name"]: r for r in csv.DictReader(f)}
+    counted = int(stats["Conversation"]["Request Count"])
+    assert counted > 20
+    assert counted <= answered <= counted + USERS  # the calls cut off by the end of the run
+    with sqlite3.connect(db) as conn:
+        writers = conn.execute("SELECT COUNT(DISTINCT writer_pid) FROM calls").fetchone()[0]
+    assert writers == 2  # each worker placed calls and kept them
