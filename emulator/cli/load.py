@@ -61,6 +61,8 @@ def _report_options(load: argparse.ArgumentParser) -> None:
         "--csv", metavar="PREFIX", help="write Locust's CSV files (PREFIX_stats.csv...)"
     )
     load.add_argument("--html", type=Path, metavar="FILE", help="write Locust's HTML report")
+    load.add_argument("--chart", type=Path, metavar="FILE",
+                      help="write an SVG chart of response times and requests/s over the run")  # fmt: skip
     load.add_argument("--json", type=Path, metavar="FILE", help="write the summary as JSON")
     load.add_argument("--fail-on", metavar="THRESHOLDS",
                       help="exit 1 when a threshold breaks, e.g. 'p99<800ms,errors<0.1%%,rps>5' "
@@ -149,7 +151,7 @@ def _options(args: argparse.Namespace) -> Any:
         rate=parse_rate(args.rate) if args.rate is not None else None, users=args.users,
         duration=parse_duration(args.duration), pace=args.pace,
         processes=parse_processes(args.processes), locustfile=locustfile,
-        csv_prefix=args.csv, html=args.html, json=args.json, keep=parse_keep(args.keep),
+        csv_prefix=args.csv, html=args.html, chart=args.chart, json=args.json, keep=parse_keep(args.keep),
         db=args.db or default_db(), app_id=args.app_id, emulator=args.emulator,
         no_token=args.no_token, certs=args.certs, progress=not args.no_progress,
     )  # fmt: skip

@@ -45,6 +45,8 @@ class LoadOptions:
     locustfile: Path = SHIPPED_LOCUSTFILE
     csv_prefix: str | None = None
     html: Path | None = None
+    chart: Path | None = None
+    """An SVG of response times and requests per second over the run (``chart.py``)."""
     json: Path | None = None
     keep: str = "failures"
     db: Path = field(default_factory=lambda: Path("botemu-load.sqlite3"))

@@ -27,6 +27,7 @@ from typing import TextIO, cast
 
 import gevent
 import gevent.event
+import locust.stats
 from locust import events
 from locust.argument_parser import get_parser
 from locust.env import Environment
@@ -36,6 +37,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter, StatsError, 
 from locust.user import User
 from locust.util.load_locustfile import load_locustfile
 
+from emulator.load.chart import latency_chart
 from emulator.load.metrics import METRICS
 from emulator.load.options import LoadOptions, StartPacer
 from emulator.load.summary import Generator, Summary, errors_by_rule, summarize
@@ -159,6 +161,7 @@ def _drive(env: Environment, runner: Runner, options: LoadOptions, err: TextIO) 
     """Start the callers, wait for the duration (or Ctrl-C), stop, report."""
     csv = _csv_writer(env, options.csv_prefix)
     progress = Progress(runner, err, options)
+    locust.stats.HISTORY_STATS_INTERVAL_SEC = 1  # a point a second for --chart and the HTML
     helpers = [gevent.spawn(stats_history, runner), gevent.spawn(progress.loop)]
     if csv is not None:
         helpers.append(gevent.spawn(csv.stats_writer))
@@ -175,6 +178,10 @@ def _drive(env: Environment, runner: Runner, options: LoadOptions, err: TextIO) 
         _finish_csv(csv)
     if options.html is not None:
         _write(options.html, get_html_report(env, show_download_link=False))
+    if options.chart is not None:
+        shape = f"{options.rate:g} calls/s" if options.rate else f"{options.callers} callers"
+        title = f"botemu load: {options.bot}, {shape}, pace {options.pace:g}"
+        _write(options.chart, latency_chart(runner.stats.history, title))
     return RunResult(summary_of(runner, time.monotonic() - began, progress.cpu_peaks), interrupted)
 
 

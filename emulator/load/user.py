@@ -88,6 +88,7 @@ class Plan:
     clients: Clients = field(default_factory=Clients)
     media: dict[str, Media] = field(default_factory=dict)
     pacer: StartPacer | None = None
+    db: TranscriptStore | None = None
     turn: itertools.count[int] = field(default_factory=itertools.count)
 
     def next(self) -> CallSettings:
@@ -95,6 +96,17 @@ class Plan:
 
 
 _PLANS: dict[int, Plan] = {}
+
+
+def close_stores(**_: Any) -> None:
+    """Commit every kept call when the process stops (Locust's ``quitting``)."""
+    for plan in _PLANS.values():
+        if plan.db is not None:
+            plan.db.close()
+    _PLANS.clear()
+
+
+events.quitting.add_listener(close_stores)
 
 
 def plan_for(environment: Environment) -> Plan:
@@ -118,10 +130,12 @@ def make_plan(options: Any, host: str | None) -> Plan:
     callers = [replace(c, settings=with_token(c.settings, options)) for c in callers]
     keep = KeepPolicy.parse(str(getattr(options, "botemu_keep", "failures") or "failures"))
     db = getattr(options, "botemu_db", None)
-    store = TranscriptStore(Path(db)) if db and keep != KeepPolicy(failures=False) else None
+    store = None
+    if db and keep != KeepPolicy(failures=False):  # kept calls go in by group commits
+        store = TranscriptStore(Path(db), write_behind=True)
     rate = float(getattr(options, "botemu_rate", 0.0) or 0.0)
     pacer = StartPacer(rate, METRICS.late) if rate > 0 else None
-    return Plan(callers, KeepingStore(store, keep), pacer=pacer)
+    return Plan(callers, KeepingStore(store, keep), pacer=pacer, db=store)
 
 
 def scenario_callers(paths: list[str], base: CallSettings) -> list[Caller]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,21 @@ def test_a_planted_5xx_on_callbacks_shows_in_the_failures_under_its_name_and_rul
     # each planted 500 once: never more; the end of the run may cut off, for each of the four
     # callers, an answer the bot sent but the caller never read and one read but not yet reported
     assert planted - 8 <= int(failures[0]["Occurrences"]) <= planted
+
+
+@pytest.mark.slow
+def test_botemu_load_charts_latency_over_a_real_run(tmp_path: Path) -> None:
+    chart = tmp_path / "chart.svg"
+    with calling_bot() as bot:
+        done = subprocess.run(
+            [sys.executable, "-m", "emulator", "load", "--bot", bot.url, "--users", "2",
+             "--duration", "4s", "--pace", "0", "--caller", "press 1", "--no-token",
+             "--no-progress", "--keep", "none", "--chart", str(chart)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    svg = chart.read_text()
+    assert svg.startswith("<svg") and "p95 (ms)" in svg and "requests/s" in svg
+    lines = re.findall(r'<polyline [^>]*points="([^"]*)"', svg)
+    assert len(lines) == 4 and all(len(points.split()) >= 3 for points in lines)
