@@ -102,8 +102,9 @@ Steps = Generator[Effect, Any, T]
 """A piece of a call that yields effects and returns a ``T``: compose with ``yield from``."""
 
 
-def run_without_io(steps: Steps[T], answer: Callable[[Effect], Any]) -> T:
-    """Drive ``steps`` to its end, with ``answer`` saying what each effect returned (tests)."""
+def run_blocking(steps: Steps[T], answer: Callable[[Effect], Any]) -> T:
+    """Drive ``steps`` to its end, ``answer`` carrying out each effect and returning what it
+    gives back, blocking: the gevent driver's loop, and the tests' with no I/O at all."""
     value: Any = None
     while True:
         try:

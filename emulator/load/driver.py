@@ -25,7 +25,17 @@ from geventhttpclient import HTTPClient
 
 from emulator.calling.calllog import CallStore
 from emulator.calling.callsession import CallSession
-from emulator.calling.effects import Answer, Compute, Effect, Failed, Get, Post, Steps, Token, Wait
+from emulator.calling.effects import (
+    Answer,
+    Compute,
+    Effect,
+    Failed,
+    Get,
+    Post,
+    Token,
+    Wait,
+    run_blocking,
+)
 from emulator.calling.engine import Media
 from emulator.calling.settings import CallReport, CallSettings
 from emulator.calling.tokens import LocalTokens, TokenUnavailable
@@ -212,7 +222,7 @@ def place_call(
     if timer is not None:
         timer.start()
     try:
-        report = _drive(steps, io, session.findings)
+        report = run_blocking(steps, lambda effect: io.perform(effect, session.findings))
     except gevent.Timeout as t:
         if t is not timer:
             raise
@@ -228,17 +238,6 @@ def place_call(
             timer.close()
     io.flush(session.findings)
     return report
-
-
-def _drive(steps: Steps[CallReport], io: GeventIO, findings: list[Finding]) -> CallReport:
-    value: Any = None
-    while True:
-        try:
-            effect = steps.send(value)
-        except StopIteration as stop:
-            report: CallReport = stop.value
-            return report
-        value = io.perform(effect, findings)
 
 
 __all__ = ["Clients", "Exchange", "GeventIO", "place_call"]

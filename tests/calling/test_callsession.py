@@ -22,7 +22,7 @@ from emulator.calling.effects import (
     Post,
     Token,
     Wait,
-    run_without_io,
+    run_blocking,
 )
 from emulator.calling.events import EndReason
 from emulator.calling.settings import CallReport, CallSettings
@@ -89,7 +89,7 @@ def store(tmp_path: Path) -> TranscriptStore:
 def run(store: TranscriptStore, bot: Bot, caller: str = "press 1", **settings: Any) -> CallReport:
     options: dict[str, Any] = {"retry": RetryPolicy(attempts=3, backoff=0.5)} | settings
     made = CallSettings(bot_url=BOT, caller=CallerScript.from_inline(caller), seed=1, **options)
-    return run_without_io(CallSession(made, store).run(), bot)
+    return run_blocking(CallSession(made, store).run(), bot)
 
 
 def test_a_whole_call_is_a_conversation_then_results_with_no_socket(
@@ -203,13 +203,13 @@ def test_every_request_asks_for_a_token_and_one_that_cannot_be_had_is_a_note(
     bot = Bot(menu_then_hangup)
     made = CallSettings(bot_url=BOT, caller=CallerScript.from_inline("press 1"), seed=1,
                         tokens=NoTokens())  # fmt: skip
-    report = run_without_io(CallSession(made, store).run(), answer)
+    report = run_blocking(CallSession(made, store).run(), answer)
     assert all("Authorization" not in p.headers for p in bot.posts)
     notes = [e.payload["summary"] for e in store.events(report.call_id) if e.kind == "note"]
     assert "sent without a token: the botemu does not answer" in notes
 
     bot = Bot(menu_then_hangup)
-    report = run_without_io(CallSession(made, store).run(), bot)
+    report = run_blocking(CallSession(made, store).run(), bot)
     assert all(p.headers["Authorization"] == "Bearer header.claims.signature" for p in bot.posts)
 
 
@@ -228,7 +228,7 @@ def test_a_prompt_file_is_one_get_and_its_failure_fails_the_prompt(
     gets: list[Get] = []
     bot = Bot(lambda post, n: ok(played if post.label == "Conversation" else HANGUP))
     made = CallSettings(bot_url=BOT, caller=CallerScript.from_inline("listen"), seed=1)
-    report = run_without_io(CallSession(made, store).run(), answer)
+    report = run_blocking(CallSession(made, store).run(), answer)
     assert [g.url for g in gets] == ["https://bot.example/a.wav"]
     found = [f for f in report.findings if f.rule == "CALL-MEDIA-FETCH"]
     assert found and found[0].message == "fetch failed: no route"
