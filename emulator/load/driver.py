@@ -38,9 +38,10 @@ from emulator.calling.effects import (
 )
 from emulator.calling.engine import Media
 from emulator.calling.settings import CallReport, CallSettings
-from emulator.calling.tokens import LocalTokens, TokenUnavailable
+from emulator.calling.tokens import TokenUnavailable
 from emulator.findings import Finding, Severity
 from emulator.httpio import redact_authorization
+from emulator.load.tokens import token_now
 
 ATTEMPT_RULES = frozenset({"CALL-HTTP-5XX", "CALL-TIMEOUT", "CALL-CONNECTION"})
 """Findings about one attempt, which its own exchange reports (a retry that succeeds must not
@@ -190,10 +191,7 @@ class GeventIO:
             timer.close()
 
     def token(self) -> str | TokenUnavailable:
-        tokens = self.settings.tokens
-        if not isinstance(tokens, LocalTokens):
-            return TokenUnavailable("the load generator signs calling tokens with local keys only")
-        return tokens.tokens.calling(tokens.app_id)[0]
+        return token_now(self.settings.tokens)
 
 
 def _headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:

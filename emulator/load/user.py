@@ -21,7 +21,6 @@ Importing this module imports Locust, which monkey-patches the process with geve
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -63,7 +62,9 @@ def add_arguments(parser: Any, **_: Any) -> None:
     group.add_argument("--botemu-certs", default="certs",
                        help="the directory whose signing keys sign the token (botemu serve's)")  # fmt: skip
     group.add_argument("--botemu-no-token", action="store_true", help="send no Bearer token")
-    group.add_argument("--botemu-emulator", default=None, help=argparse.SUPPRESS)
+    group.add_argument("--botemu-emulator", default=None, metavar="URL",
+                       help="a running botemu whose keys sign the Bearer token (its control "
+                       "secret from --botemu-certs)")  # fmt: skip
     group.add_argument("--botemu-rate", type=float, default=0.0,
                        help="calls per second this process starts (0: back to back)")  # fmt: skip
 
@@ -162,8 +163,12 @@ def with_token(settings: CallSettings, options: Any) -> CallSettings:
     if getattr(options, "botemu_no_token", False) or not app_id:
         return replace(settings, app_id=app_id)
     from emulator.calling.tokens import local_tokens
+    from emulator.load.tokens import AskedTokens
 
     certs = Path(getattr(options, "botemu_certs", None) or "certs")
+    emulator = getattr(options, "botemu_emulator", None)
+    if emulator:
+        return replace(settings, app_id=app_id, tokens=AskedTokens(emulator, app_id, certs=certs))
     tokens = local_tokens(ServiceConfig(certs_dir=certs), app_id)
     return replace(settings, app_id=app_id, tokens=tokens)
 

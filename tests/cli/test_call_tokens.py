@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,3 +145,44 @@ def test_botemu_test_sends_the_token(
                     "--no-token", "--db", str(tmp_path / "t.db")])  # fmt: skip
     assert refused == 1
     capsys.readouterr()
+
+
+def load(
+    setup: Setup, tmp_path: Path, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    summary = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "load", "--bot", setup.bot_url, "--app-id", APP_ID,
+         "--users", "2", "--duration", "3s", "--pace", "0", "--caller", "press 1; press 1234#",
+         "--no-progress", "--db", str(tmp_path / "t.db"), "--json", str(summary), *extra],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    return done, json.loads(summary.read_text()) if summary.exists() else {}
+
+
+@pytest.mark.slow
+def test_load_calls_carry_the_running_botemus_token_and_the_bot_accepts_them(
+    setup: Setup, tmp_path: Path
+) -> None:
+    done, summary = load(setup, tmp_path, "--emulator", setup.emulator, "--certs", setup.certs,
+                         "--keep", "all", "--fail-on", "errors<0.1%")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert summary["total"]["count"] > 10 and summary["total"]["failures"] == 0
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = store.calls()[0]
+        requests = [e for e in store.events(call.id) if e.kind == "http.request"]
+    assert requests and all(
+        str(e.payload["headers"]["Authorization"]).startswith("Bearer ey")  # type: ignore[index]
+        for e in requests
+    )
+
+
+@pytest.mark.slow
+def test_load_calls_signed_with_other_keys_are_refused_and_fail_the_run(
+    setup: Setup, tmp_path: Path
+) -> None:
+    done, summary = load(setup, tmp_path, "--certs", str(tmp_path / "other-keys"),
+                         "--fail-on", "errors<0.1%")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert summary["errors_by_rule"] and summary["total"]["failures"] > 0
+    assert summary["calls"]["failed"] > 0
