@@ -15,8 +15,13 @@ the 200 goes out before the exchange's events are committed) and one with
 ``--rounds`` times so that both see the same load; it prints each one's activities per second
 and the median of the paired ratios (docs/transcripts.md, "Durability").
 
+With ``--rounds N`` (no ``--compare-commit``) activities and raw round trips are measured N
+times in turns and the ratio is the median of the N paired ratios (steadier on a shared machine
+than one pair). With ``--profile FILE`` the server runs under cProfile and writes its statistics
+to FILE when it stops (read them with ``python -m pstats FILE``).
+
 Asserts nothing about time. Run: ``python benchmarks/connector.py [--requests 2000]
-[--compare-commit [--rounds 10]]``.
+[--rounds N] [--profile FILE] [--compare-commit [--rounds 10]]``.
 """
 
 from __future__ import annotations
@@ -100,7 +105,10 @@ async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
     return token, activity
 
 
-async def measure(base: str, requests: int, concurrency: int) -> None:
+async def measure(base: str, requests: int, concurrency: int, rounds: int = 1) -> None:
+    """With ``rounds`` > 1, activities and raw round trips are measured ``rounds`` times in turns
+    (the first of each round alternates) and the ratio printed is the median of the paired
+    ratios: on a shared machine the load changes between two measurements, less within a pair."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
         token, activity = await prepare(base, http)
 
@@ -111,10 +119,30 @@ async def measure(base: str, requests: int, concurrency: int) -> None:
         await rate(200, concurrency, activity, http)  # warm up
         await rate(200, concurrency, raw, http)
         tokens = await rate(max(100, requests // 4), concurrency, token, http)
-        activities = await rate(requests, concurrency, activity, http)
-        baseline = await rate(requests, concurrency, raw, http)
+        pairs: list[tuple[float, float]] = []
+        for n in range(rounds):
+            if n % 2 == 0:
+                activities = await rate(requests, concurrency, activity, http)
+                baseline = await rate(requests, concurrency, raw, http)
+            else:
+                baseline = await rate(requests, concurrency, raw, http)
+                activities = await rate(requests, concurrency, activity, http)
+            pairs.append((activities, baseline))
     print(f"botemu connector benchmark (concurrency {concurrency})")
     print(f"  tokens issued per second:         {tokens:8.1f}")
+    if rounds > 1:
+        ratios = [a / b for a, b in pairs]
+        print(
+            f"  {rounds} rounds of {requests} requests each, in turns (activities/s, raw/s, ratio):"
+        )
+        print("   " + "  ".join(f"{a:.0f}/{b:.0f}={a / b:.2f}" for a, b in pairs))
+        activities = statistics.median(a for a, _ in pairs)
+        baseline = statistics.median(b for _, b in pairs)
+        print(f"  connector activities per second:  {activities:8.1f}  (median)")
+        print(f"  raw aiohttp round trips / second: {baseline:8.1f}  (median)")
+        print(f"  ratio activities / raw:           {statistics.median(ratios):8.2f}  "
+              f"(median of the paired ratios; min {min(ratios):.2f}, max {max(ratios):.2f})")  # fmt: skip
+        return
     print(f"  connector activities per second:  {activities:8.1f}")
     print(f"  raw aiohttp round trips / second: {baseline:8.1f}")
     print(f"  ratio activities / raw:           {activities / baseline:8.2f}")
@@ -135,16 +163,19 @@ async def compare(bases: dict[bool, str], requests: int, concurrency: int, round
     return figures
 
 
-def start_server(tmp: Path, *, commit_first: bool) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(tmp: Path, *, commit_first: bool, profile: Path | None = None
+                 ) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
     """``botemu serve`` on a free port with a database of its own; with ``commit_first``,
-    ``BOTEMU_WRITE_BEHIND=0`` (each event committed before the answer goes out)."""
+    ``BOTEMU_WRITE_BEHIND=0`` (each event committed before the answer goes out); with
+    ``profile``, under cProfile, which writes its statistics there when the server stops."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "BOTEMU_WRITE_BEHIND"}
     if commit_first:
         env["BOTEMU_WRITE_BEHIND"] = "0"
     db = Path(tempfile.mkdtemp(dir=tmp)) / "t.db"
+    python = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
     server = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port), "--app-id", APP_ID,
+        [*python, "-m", "emulator", "serve", "--port", str(port), "--app-id", APP_ID,
          "--app-password", PASSWORD, "--certs", str(tmp / "certs"), "--db", str(db)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )  # fmt: skip
@@ -157,18 +188,25 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--compare-commit", action="store_true",
                         help="activities per second answered before and after their commit")  # fmt: skip
-    parser.add_argument("--rounds", type=int, default=10,
-                        help="with --compare-commit: measurements of each server, in turns")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="measurements of each kind, in turns: the ratio is the median of "
+                             "the paired ratios (default 1; 10 with --compare-commit)")  # fmt: skip
+    parser.add_argument("--profile", type=Path, metavar="FILE",
+                        help="run the server under cProfile and write its statistics to FILE "
+                             "(pstats; the figures are then cProfile's, not the server's)")  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         keys = (False, True) if args.compare_commit else (False,)
-        servers = {key: start_server(Path(tmp), commit_first=key) for key in keys}
+        servers = {key: start_server(Path(tmp), commit_first=key, profile=args.profile)
+                   for key in keys}  # fmt: skip
         try:
             if not args.compare_commit:
-                asyncio.run(measure(servers[False][1], args.requests, args.concurrency))
+                rounds = args.rounds or 1
+                asyncio.run(measure(servers[False][1], args.requests, args.concurrency, rounds))
                 return
             bases = {key: base for key, (_, base) in servers.items()}
-            figures = asyncio.run(compare(bases, args.requests, args.concurrency, args.rounds))
+            rounds = args.rounds or 10
+            figures = asyncio.run(compare(bases, args.requests, args.concurrency, rounds))
         finally:
             for server, _ in servers.values():
                 server.terminate()
@@ -177,7 +215,7 @@ def main() -> None:
     behind, first = (statistics.median(figures[k]) for k in (False, True))
     ratio = statistics.median(ratios)
     print(f"botemu connector: answer before or after the commit (concurrency {args.concurrency}, "
-          f"{args.requests} activities x {args.rounds} rounds, two servers in turns)")  # fmt: skip
+          f"{args.requests} activities x {rounds} rounds, two servers in turns)")  # fmt: skip
     for name, key in (("answer, then commit (write-behind, the default)", False),
                       ("commit, then answer (BOTEMU_WRITE_BEHIND=0)", True)):  # fmt: skip
         runs = " ".join(f"{v:.0f}" for v in figures[key])

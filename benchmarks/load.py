@@ -4,8 +4,8 @@
 process), in rounds that alternate so both paths see the same machine load:
 - the asyncio path: calls placed as ``benchmarks/calls.py`` places them (``place_call`` over
   aiohttp, concurrency 4, every event committed to a write-behind transcript store);
-- the Locust path: ``CallerUser`` (the same ``CallSession``, driven by gevent) in a headless
-  Locust run of one process with 4 users placing calls back to back, transcripts kept as
+- the Locust path: ``botemu load`` (``CallerUser``: the same ``CallSession``, driven by gevent),
+  one process, 4 callers placing calls back to back in virtual time, transcripts kept as
   ``--keep`` says (``none`` and ``all`` are both measured);
 - the raw baseline: plain aiohttp POSTs of a Conversation to the same bot;
 and prints calls and requests per second of each and the ratio Locust / asyncio (target >= 0.8).
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import importlib.util
+import json
 import os
 import statistics
 import subprocess
@@ -50,18 +50,19 @@ def calls_module() -> ModuleType:
 
 
 def locust_rate(url: str, seconds: float, users: int, keep: str, db: Path) -> tuple[float, float]:
-    """(calls per second, requests per second) of a headless Locust run of ``CallerUser``."""
+    """(calls per second, requests per second) of ``botemu load`` with ``users`` callers back
+    to back in virtual time, one process (its JSON summary)."""
     with tempfile.TemporaryDirectory() as tmp:
-        prefix = Path(tmp) / "run"
-        command = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
-                   "-u", str(users), "-r", str(users * 10), "-t", f"{seconds:g}s", "--host", url,
-                   "--csv", str(prefix), "--only-summary", "--botemu-caller", calls_module().SCRIPT,
-                   "--botemu-keep", keep, "--botemu-db", str(db), "--loglevel", "WARNING"]  # fmt: skip
+        summary = Path(tmp) / "summary.json"
+        command = [sys.executable, "-m", "emulator", "load", "--bot", url, "--users", str(users),
+                   "--duration", f"{seconds:g}s", "--pace", "0", "--caller", calls_module().SCRIPT,
+                   "--keep", keep, "--db", str(db), "--no-progress", "--no-token",
+                   "--json", str(summary)]  # fmt: skip
         subprocess.run(command, capture_output=True, timeout=seconds + 60, check=True, cwd=tmp,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-        with Path(f"{prefix}_stats.csv").open(newline="") as f:
-            rows = {r["Name"]: r for r in csv.DictReader(f)}
-    return float(rows["Conversation"]["Requests/s"]), float(rows["Aggregated"]["Requests/s"])
+        document = json.loads(summary.read_text())
+    calls = next(r for r in document["requests"] if r["name"] == "Conversation")
+    return float(calls["rps"]), float(document["total"]["rps"])
 
 
 def throughput(args: argparse.Namespace) -> None:

@@ -32,6 +32,7 @@ import secrets
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from aiohttp import web
@@ -157,20 +158,28 @@ class Guard:
         if parsed is None:
             return False
         name, port = parsed
-        for allowed in self.allow_hosts:
-            entry = split_host(allowed)
-            if entry is not None and entry[0] == name and entry[1] in (None, port):
+        for entry in self._allowed:
+            if entry[0] == name and entry[1] in (None, port):
                 return True
-        own = set(LOOPBACK)
-        if self.bind_host and not _unspecified(self.bind_host):
-            own.add(self.bind_host.lower().strip("[]"))
-        if local is not None:
-            own.add(str(local[0]).lower())
-        if name not in own:
+        if name not in self._own and (local is None or name != str(local[0]).lower()):
             return False
         effective = port if port is not None else (443 if scheme == "https" else 80)
         ports = {p for p in (self.port, local[1] if local else None) if p}
         return effective in ports
+
+    @cached_property
+    def _allowed(self) -> tuple[tuple[str, int | None], ...]:
+        """``allow_hosts`` parsed (once: every request is checked against them)."""
+        return tuple(entry for entry in map(split_host, self.allow_hosts) if entry is not None)
+
+    @cached_property
+    def _own(self) -> frozenset[str]:
+        """The names that are botemu's own on every connection: loopback and ``bind_host``
+        (the connection's own address is added per request)."""
+        own = set(LOOPBACK)
+        if self.bind_host and not _unspecified(self.bind_host):
+            own.add(self.bind_host.lower().strip("[]"))
+        return frozenset(own)
 
     def refusal(self, request: web.Request) -> web.Response | None:
         """The answer that refuses ``request``, or None when it may go on."""

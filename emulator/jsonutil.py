@@ -6,6 +6,7 @@ JSONPath-like (``$.actions[0].prompts[1]``) so that every error and finding can 
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -102,3 +103,24 @@ def dumps(value: JSON) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def copy_json(value: JSON) -> JSON:
+    """A deep copy of a JSON value, equal to what ``copy.deepcopy`` makes and several times
+    faster: dicts and lists are rebuilt, strings, numbers, booleans and null are kept (they are
+    immutable). Anything else (a Mapping of another type, a tuple, a str subclass...) goes to
+    ``copy.deepcopy``. Unlike it, a sub-object that appears twice comes out as two copies (JSON
+    read from text never shares one) and a cycle is a RecursionError (JSON cannot hold one)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k: copy_json(v) for k, v in value.items()}  # type: ignore[union-attr]
+    if kind is list:
+        return [copy_json(v) for v in value]  # type: ignore[union-attr]
+    return copy.deepcopy(value)
+
+
+def copy_object(value: Mapping[str, JSON]) -> JSONObject:
+    """``copy_json`` of a JSON object (any Mapping: the copy is a dict)."""
+    return {k: copy_json(v) for k, v in value.items()}

@@ -353,3 +353,17 @@ def test_an_unspecified_bind_address_adds_no_name() -> None:
     assert guard.host_allowed("172.18.0.3:9070", ("172.18.0.3", 9070), "http")  # its own address
     assert Guard(port=80).host_allowed("localhost", None, "http")
     assert not Guard(port=9070).host_allowed("localhost", None, "http")
+
+
+def test_a_guard_parses_its_own_settings_once_and_answers_as_before() -> None:
+    guard = Guard(port=9070, bind_host="[::FFFF:10.0.0.7]", allow_hosts=("viewer", "x:81", "[bad"))
+    for _ in range(2):  # the second time from what the first parsed
+        assert guard.host_allowed("viewer:1234", None, "http")
+        assert guard.host_allowed("X:81", None, "http")
+        assert not guard.host_allowed("x:82", None, "http")
+        assert not guard.host_allowed("[bad", None, "http")
+        assert guard.host_allowed("[::ffff:10.0.0.7]:9070", None, "http")
+        assert not guard.host_allowed("[::ffff:10.0.0.7]:9071", None, "http")
+        assert guard.host_allowed("10.1.1.1:9071", ("10.1.1.1", 9071), "http")
+    assert guard == Guard(port=9070, bind_host="[::FFFF:10.0.0.7]",
+                          allow_hosts=("viewer", "x:81", "[bad"))  # fmt: skip

@@ -8,14 +8,14 @@ the domain errors of ``errors.py`` (BadArgument, MissingProperty); ``ActivityOps
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from typing import cast
 
 from emulator.connector.bodies import copies
 from emulator.connector.conversations import Conversation
 from emulator.connector.errors import bad_argument, missing_property
 from emulator.connector.state import StateCore
-from emulator.jsonutil import JSON, JSONObject, kind_of
+from emulator.jsonutil import JSON, JSONObject, copy_object, kind_of
 
 CHANNEL_ID = "botemu"
 """The ``channelId`` of every activity botemu stores."""
@@ -45,6 +45,12 @@ def check_activity(value: object, path: str = "$") -> tuple[JSONObject, list[str
     (BadArgument), no ``type`` or an attachment or entity without its ``contentType``/``type``
     (MissingProperty). Accepted with a warning: an unknown type (forward compatibility), a
     known type in another case, an empty message, an event or invoke without ``name``."""
+    warnings = activity_warnings(value, path)
+    return copy_object(cast(Mapping[str, JSON], value)), warnings
+
+
+def activity_warnings(value: object, path: str = "$") -> list[str]:
+    """``check_activity`` without the copy: the warnings about an activity, or the same error."""
     if not isinstance(value, Mapping):
         raise bad_argument(f"{path}: an activity must be a JSON object, got {kind_of(value)}")
     if value.get("type") is None:
@@ -54,8 +60,8 @@ def check_activity(value: object, path: str = "$") -> tuple[JSONObject, list[str
         raise bad_argument(f"{path}.type must be a string, got {kind_of(kind)}")
     if not kind.strip():
         raise bad_argument(f"{path}.type must not be empty")
-    for names, wanted in ((_STRINGS, str), (_OBJECTS, Mapping), (_ARRAYS, list)):
-        for name in names:
+    if type(value) is not dict or not _well_typed(value):
+        for name, wanted in _TYPED.items():  # the first mistyped property, in _TYPED's order
             item = value.get(name)
             if item is not None and not isinstance(item, wanted):
                 raise bad_argument(f"{path}.{name} must be {_NOUN[wanted]}, got {kind_of(item)}")
@@ -65,10 +71,26 @@ def check_activity(value: object, path: str = "$") -> tuple[JSONObject, list[str
             raise bad_argument(f"{path}.{name}.id must be a string")
     _check_items(value, "attachments", "contentType", path)
     _check_items(value, "entities", "type", path)
-    return copy.deepcopy(dict(value)), _warnings(value, kind)
+    return _warnings(value, kind)
 
 
 _NOUN: dict[object, str] = {str: "a string", Mapping: "an object", list: "an array"}
+_TYPED: dict[str, type] = {
+    **dict.fromkeys(_STRINGS, str),
+    **dict.fromkeys(_OBJECTS, Mapping),
+    **dict.fromkeys(_ARRAYS, list),
+}
+"""The well-known properties and the type each must have when present and not null."""
+
+
+def _well_typed(activity: dict[str, JSON]) -> bool:
+    """Whether every well-known property of ``activity`` present and not null has its type: a
+    pass over the properties it has rather than over every name of ``_TYPED``."""
+    for name, item in activity.items():
+        wanted = _TYPED.get(name)
+        if wanted is not None and item is not None and not isinstance(item, wanted):
+            return False
+    return True
 
 
 def _check_items(activity: Mapping[str, JSON], name: str, key: str, path: str) -> None:
@@ -88,7 +110,7 @@ def _warnings(activity: Mapping[str, JSON], kind: str) -> list[str]:
     if known is None:
         return [f"unknown activity type {kind!r}: stored and passed on as is"]
     out = [] if known == kind else [f"activity type {kind!r} is written {known!r} in the spec"]
-    if known == "message" and not any(activity.get(k) not in (None, "", [], {}) for k in _CONTENT):
+    if known == "message" and not _has_content(activity):
         out.append(
             "an empty message (no text, attachments, suggestedActions, channelData or "
             "value): accepted, but real channels may refuse it or show nothing"
@@ -96,6 +118,16 @@ def _warnings(activity: Mapping[str, JSON], kind: str) -> list[str]:
     if known in ("event", "invoke") and not activity.get("name"):
         out.append(f"an {known} without a name: the name selects the task (spec, Events)")
     return out
+
+
+_EMPTY: tuple[JSON, ...] = (None, "", [], {})
+
+
+def _has_content(activity: Mapping[str, JSON]) -> bool:
+    for name in _CONTENT:
+        if activity.get(name) not in _EMPTY:
+            return True
+    return False
 
 
 class ActivityOps(StateCore):
@@ -109,14 +141,19 @@ class ActivityOps(StateCore):
         reply_to: str | None = None,
         from_bot: bool = True,
         bot: str | None = None,
+        warnings_out: list[str] | None = None,
     ) -> str:
         """Check and store an activity (send, or reply when ``reply_to`` is given); return its id.
 
         botemu sets ``id``, ``timestamp``, ``serviceUrl``, ``channelId`` and ``conversation``;
         an absent ``from`` becomes the bot (or, for ``from_bot=False``, the first user) and an
-        absent ``recipient`` the other party of a 1:1 conversation."""
+        absent ``recipient`` the other party of a 1:1 conversation. ``warnings_out`` receives
+        the warnings about the activity as soon as it passed its check (so the transcript need
+        not check it again)."""
         conversation = self.conversation(conversation_id, bot=bot)
         checked, warnings = check_activity(activity)
+        if warnings_out is not None:
+            warnings_out.extend(warnings)
         if reply_to is not None:
             conversation.activity(reply_to)
             checked["replyToId"] = reply_to
@@ -131,11 +168,15 @@ class ActivityOps(StateCore):
         activity: Mapping[str, JSON],
         *,
         bot: str | None = None,
+        warnings_out: list[str] | None = None,
     ) -> str:
         """Replace a stored activity, keeping its id, timestamp and (when absent from the new
-        one) its ``from``, ``recipient`` and ``replyToId``. Returns the id."""
+        one) its ``from``, ``recipient`` and ``replyToId``. Returns the id. ``warnings_out``: as
+        for ``post_activity``."""
         conversation = self.conversation(conversation_id, bot=bot)
         checked, warnings = check_activity(activity)
+        if warnings_out is not None:
+            warnings_out.extend(warnings)
         index = conversation.index_of(activity_id)
         old = conversation.activities[index]
         new = dict(checked)
@@ -204,19 +245,21 @@ class ActivityOps(StateCore):
         """Add the envelope, an id and a timestamp (``keep``: only where the activity has none)."""
         stored = {**activity, **self._envelope(conversation)}
         if not (keep and stored.get("id") is not None):
-            stored["id"] = self._new_id({a.get("id") for a in conversation.activities})
+            # every stored activity has its entry in activity_members (``_store``) until it is
+            # deleted: the ids in use, without a pass over the activities
+            stored["id"] = self._new_id(conversation.activity_members)
         if not (keep and stored.get("timestamp") is not None):
             stored["timestamp"] = self._timestamp()
         users = conversation.users
         if stored.get("from") is None:
             if not from_bot and not users:
                 raise bad_argument(f"conversation {conversation.id} has no user to send as")
-            stored["from"] = copy.deepcopy(conversation.bot if from_bot else users[0])
+            stored["from"] = copy_object(conversation.bot if from_bot else users[0])
         if stored.get("recipient") is None:
             if not from_bot:
-                stored["recipient"] = copy.deepcopy(conversation.bot)
+                stored["recipient"] = copy_object(conversation.bot)
             elif not conversation.is_group and users:
-                stored["recipient"] = copy.deepcopy(users[0])
+                stored["recipient"] = copy_object(users[0])
         return stored
 
     def _store(self, conversation: Conversation, stored: JSONObject, warnings: list[str]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from emulator.connector.errors import bad_argument, missing_property
-from emulator.jsonutil import JSON, JSONObject, kind_of
+from emulator.jsonutil import JSON, JSONObject, copy_object, kind_of
 
 T = TypeVar("T")
 
@@ -68,9 +68,9 @@ def page_of(items: list[T], token: str | None, size: int) -> tuple[list[T], str 
 
 def copies(items: list[JSONObject]) -> list[JSONObject]:
     """Deep copies of JSON objects (what the state hands out is never its own)."""
-    return [copy.deepcopy(m) for m in items]
+    return [copy_object(m) for m in items]
 
 
 def json_copies(items: list[JSONObject]) -> list[JSON]:
     """``copies``, typed as a JSON array."""
-    return [copy.deepcopy(m) for m in items]
+    return [copy_object(m) for m in items]

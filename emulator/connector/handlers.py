@@ -12,6 +12,7 @@ from aiohttp import web
 from emulator.connector.errors import unauthorized
 from emulator.connector.handling import (
     CREATED,
+    WARNINGS,
     Handler,
     authorized,
     caller,
@@ -49,7 +50,8 @@ async def get_conversations(request: web.Request) -> web.Response:
 async def send_to_conversation(request: web.Request) -> web.Response:
     state, bot, conversation = authorized(request)
     activity = await json_object(request, "an Activity")
-    return resource(state.post_activity(conversation, activity, bot=bot))
+    warnings = request[WARNINGS] = []
+    return resource(state.post_activity(conversation, activity, bot=bot, warnings_out=warnings))
 
 
 async def send_conversation_history(request: web.Request) -> web.Response:
@@ -62,14 +64,18 @@ async def reply_to_activity(request: web.Request) -> web.Response:
     state, bot, conversation = authorized(request)
     activity = await json_object(request, "an Activity")
     reply_to = request.match_info["activityId"]
-    return resource(state.post_activity(conversation, activity, reply_to=reply_to, bot=bot))
+    warnings = request[WARNINGS] = []
+    return resource(state.post_activity(conversation, activity, reply_to=reply_to, bot=bot,
+                                        warnings_out=warnings))  # fmt: skip
 
 
 async def update_activity(request: web.Request) -> web.Response:
     state, bot, conversation = authorized(request)
     activity = await json_object(request, "an Activity")
     activity_id = request.match_info["activityId"]
-    return resource(state.update_activity(conversation, activity_id, activity, bot=bot))
+    warnings = request[WARNINGS] = []
+    return resource(state.update_activity(conversation, activity_id, activity, bot=bot,
+                                          warnings_out=warnings))  # fmt: skip
 
 
 async def delete_activity(request: web.Request) -> web.Response:

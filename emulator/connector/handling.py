@@ -52,6 +52,9 @@ BODY = web.RequestKey("connector_body", bytes)
 PARSED: web.RequestKey[JSON] = web.RequestKey("connector_parsed")
 CREATED = web.RequestKey("connector_created", str)
 """The conversation a ``POST /v3/conversations`` created."""
+WARNINGS: web.RequestKey[list[str]] = web.RequestKey("connector_warnings")
+"""The warnings about the activity a request sends, replies or updates with, once it passed its
+check (empty until then): the transcript's, without checking the activity twice."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -107,17 +110,31 @@ async def _read(request: web.Request, limit: int, what: str) -> bytes:
     length = request.content_length
     if length is not None and length > limit:
         raise too_big(what, length, limit)
-    data = bytearray()
-    async for chunk in request.content.iter_chunked(64 * 1024):
-        data += chunk
-        if len(data) > limit:
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.read(64 * 1024):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
             raise too_big(what, None, limit)
-    request[BODY] = body = bytes(data)
+    request[BODY] = body = b"".join(chunks)
     return body
 
 
 def _no_constant(name: str) -> JSON:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+"""What ``json.loads(body, parse_constant=_no_constant)`` builds on every call, built once."""
+
+
+def _loads(body: bytes) -> JSON:
+    """``json.loads(body, parse_constant=_no_constant)``, step for step: the encoding detected
+    from the first bytes (UTF-8, -16 or -32, with or without a BOM), then the shared decoder."""
+    text = body.decode(json.detect_encoding(body), "surrogatepass")
+    value: JSON = _DECODER.decode(text)
+    return value
 
 
 async def json_object(request: web.Request, what: str, *, big: bool = False) -> JSONObject:
@@ -127,7 +144,7 @@ async def json_object(request: web.Request, what: str, *, big: bool = False) -> 
     if not body.strip():
         raise bad_syntax(f"the body is empty: expected {what} as a JSON object")
     try:
-        value: JSON = json.loads(body, parse_constant=_no_constant)
+        value = _loads(body)
     except json.JSONDecodeError as e:
         raise bad_syntax(
             f"the body is not JSON: {e.msg} (line {e.lineno}, column {e.colno})"
@@ -150,10 +167,13 @@ def int_query(request: web.Request, name: str) -> int | None:
         raise bad_argument(f"{name} must be an integer, got {text!r}") from None
 
 
+_JSON_TYPE = {"Content-Type": "application/json; charset=utf-8"}
+"""What ``content_type="application/json", charset="utf-8"`` writes, given as it is written
+(aiohttp copies it into each response's own headers)."""
+
+
 def ok(value: JSON, status: int = 200) -> web.Response:
-    return web.Response(
-        body=dumps(value), status=status, content_type="application/json", charset="utf-8"
-    )
+    return web.Response(body=dumps(value), status=status, headers=_JSON_TYPE)
 
 
 def resource(resource_id: str) -> web.Response:

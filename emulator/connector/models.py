@@ -21,8 +21,9 @@ Not thread-safe: use it from the event loop that serves the connector.
 from __future__ import annotations
 
 import copy
+import os
+import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 
 from emulator.connector.activities import ACTIVITY_TYPES, CHANNEL_ID, ActivityOps, check_activity
@@ -71,8 +72,40 @@ LIST_PAGE_SIZE = 100
 """Conversations per page of ``GET /v3/conversations``."""
 
 
-def _uuid_hex() -> str:
-    return uuid.uuid4().hex
+class _Uuid4Hex:
+    """``uuid.uuid4().hex``: 122 bits from ``os.urandom`` with the version (4) and variant bits
+    set, as ``uuid4`` sets them, but the random bytes are read for 256 ids at a time. The
+    system call costs more than the id (and it lets other threads take the GIL, such as the
+    transcript writer); a forked child drops the pool, so it never repeats its parent's ids."""
+
+    POOL = 16 * 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool = b""
+        self._at = 0
+        os.register_at_fork(after_in_child=self._drop)
+
+    def _drop(self) -> None:
+        self._lock = threading.Lock()
+        self._pool, self._at = b"", 0
+
+    def __call__(self) -> str:
+        with self._lock:
+            at = self._at
+            if at + 16 > len(self._pool):
+                self._pool, at = os.urandom(self.POOL), 0
+            self._at = at + 16
+            value = int.from_bytes(self._pool[at : at + 16], "big")
+        return f"{value & ~_UUID4_CLEAR | _UUID4_SET:032x}"
+
+
+_UUID4_CLEAR = 0xC000 << 48 | 0xF000 << 64
+_UUID4_SET = 0x8000 << 48 | 4 << 76
+"""The variant (RFC 4122) and version (4) bits, as ``uuid.UUID(..., version=4)`` sets them."""
+
+
+_uuid_hex = _Uuid4Hex()
 
 
 class ConnectorState(ActivityOps, MemberOps, AttachmentOps):

@@ -128,7 +128,7 @@ class ActivitySender:
                 return BotAnswer(
                     response.status,
                     data,
-                    {k: v for k, v in response.headers.items()},
+                    {str(k): v for k, v in response.headers.items()},  # istr: see recorder.py
                     "body over the size limit" if oversized else None,
                     (time.perf_counter() - started) * 1000,
                 )

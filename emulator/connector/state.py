@@ -8,14 +8,13 @@ the conversations' own they make ``models.ConnectorState``.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from emulator.connector.conversations import Conversation
 from emulator.connector.errors import ServiceError, forbidden, not_found
-from emulator.jsonutil import JSON, JSONObject
+from emulator.jsonutil import JSON, JSONObject, copy_object
 
 log = logging.getLogger("emulator.connector.models")
 """The state's log (under the name of ``models.py``, where the state has always logged from)."""
@@ -60,7 +59,7 @@ class StateCore:
 
     def _notify(self, conversation_id: str, activity: JSONObject) -> None:
         for callback in list(self._listeners):
-            safely(callback, conversation_id, copy.deepcopy(activity))
+            safely(callback, conversation_id, copy_object(activity))
 
     def _new_id(self, taken: Mapping[str, object] | set[JSON]) -> str:
         for _ in range(100):

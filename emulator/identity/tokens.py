@@ -99,7 +99,7 @@ def bearer_token(authorization: str | None) -> str:
     token = rest.strip()
     if not token:
         raise TokenError("malformed", "Authorization header has no token after Bearer")
-    if any(c.isspace() for c in token):
+    if len(token.split(maxsplit=1)) > 1:  # str.split breaks where str.isspace is true
         raise TokenError("malformed", "Authorization header has more than one word after Bearer")
     return token
 

@@ -16,10 +16,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from emulator.transcripts.queries import INSERT_EVENT
+from emulator.transcripts.queries import EVENTS_PER_INSERT, INSERT_EVENT, insert_events
 from emulator.transcripts.records import TranscriptError, reason_of
 from emulator.transcripts.schema import connect
 from emulator.transcripts.writer import WriteBehind
+
+
+def _insert_events(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    """Insert event rows in order, ``EVENTS_PER_INSERT`` to a statement."""
+    for start in range(0, len(rows), EVENTS_PER_INSERT):
+        chunk = rows[start : start + EVENTS_PER_INSERT]
+        conn.execute(insert_events(len(chunk)), [value for row in chunk for value in row])
 
 
 class StoreConnection:
@@ -80,22 +87,24 @@ class StoreConnection:
 
     def _commit_rows(self, items: Sequence[tuple[object, ...]]) -> None:
         """The writer thread's group commit: every queued statement, in order, in one
-        transaction (runs of event inserts go through ``executemany``)."""
+        transaction. Runs of event inserts go in as multi-row INSERTs (``insert_events``);
+        a batch that is one such INSERT is its own transaction, without BEGIN and COMMIT."""
         with self._lock:
             conn = self._conn
             try:
+                if len(items) <= EVENTS_PER_INSERT and all(s is INSERT_EVENT for s, _ in items):
+                    _insert_events(conn, [params for _, params in items])  # type: ignore[misc]
+                    return
                 conn.execute("BEGIN IMMEDIATE")
                 run: list[tuple[object, ...]] = []
                 for sql, params in items:
                     if sql is INSERT_EVENT:
                         run.append(params)  # type: ignore[arg-type]
                         continue
-                    if run:
-                        conn.executemany(INSERT_EVENT, run)
-                        run = []
+                    _insert_events(conn, run)
+                    run = []
                     conn.execute(sql, params)  # type: ignore[arg-type]
-                if run:
-                    conn.executemany(INSERT_EVENT, run)
+                _insert_events(conn, run)
                 conn.execute("COMMIT")
             except sqlite3.Error as e:
                 if conn.in_transaction:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 INSERT_CALL = (
     "INSERT INTO calls (id, kind, bot, caller, chain_id, scenario, started, writer_pid,"
     " writer_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -31,11 +33,26 @@ UPDATE calls SET ended = ?1, end_reason = ?2, passed = ?3,
     vtime = (SELECT max(vtime) FROM events WHERE call_id = ?4)
 WHERE id = ?4
 """
-INSERT_EVENT = (
-    "INSERT INTO events (call_id, seq, vtime, wall, kind, payload, has_blob, blob)"
-    " VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?)"
+_EVENT_COLUMNS = (
+    "INSERT INTO events (call_id, seq, vtime, wall, kind, payload, has_blob, blob) VALUES "
 )
+_EVENT_VALUES = "(?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?)"
+INSERT_EVENT = _EVENT_COLUMNS + _EVENT_VALUES
 """The payload is bound as UTF-8 bytes and made TEXT by SQLite (no decoding in Python)."""
+EVENTS_PER_INSERT = 64
+"""The most rows ``insert_events`` puts in one statement (8 parameters each: far below SQLite's
+limit of 32,766)."""
+
+
+@lru_cache(maxsize=EVENTS_PER_INSERT)
+def insert_events(count: int) -> str:
+    """``INSERT_EVENT`` for ``count`` rows at once (1 to ``EVENTS_PER_INSERT``): one statement,
+    so SQLite is entered once (and the GIL released once) for all of them, not once a row."""
+    if not 0 < count <= EVENTS_PER_INSERT:
+        raise ValueError(f"insert_events: {count} rows (1 to {EVENTS_PER_INSERT})")
+    return _EVENT_COLUMNS + ", ".join([_EVENT_VALUES] * count)
+
+
 CALL_COLUMNS = (
     "id, kind, bot, caller, chain_id, scenario, started, ended, "
     "coalesce(vtime, (SELECT max(e.vtime) FROM events e WHERE e.call_id = calls.id)), "
