@@ -1,5 +1,6 @@
 """A small calling bot for the load tests, in a thread of the test process: a menu, then a
-hang-up; every ``fail_every``-th callback is answered 500 (a planted fault)."""
+hang-up; one callback in ``fail_every`` is answered 500 (a planted fault), the first of them
+the tenth callback."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.server.lock:
             n = next(self.server.callbacks)
-            fail = self.server.fail_every > 0 and n % self.server.fail_every == 0
+            every = self.server.fail_every  # the first at the 10th callback, then every Nth
+            fail = every > 0 and n % every == 10 % every
             self.server.failed += fail
         self.answer(500, b"planted fault") if fail else self.answer(200, HANGUP)
 
