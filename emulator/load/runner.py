@@ -15,6 +15,7 @@ Importing this module imports Locust, and so monkey-patches the process with gev
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import subprocess
@@ -344,8 +345,8 @@ def worker_main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the master's: it tells us to quit
     try:
         classes = load_users(args.locustfile)
-    except LoadError as e:
-        print(f"botemu load worker: {e}", file=sys.stderr)
+    except LoadError as e:  # one write, so that two workers' lines never run into each other
+        os.write(sys.stderr.fileno(), f"botemu load worker: {e}\n".encode())
         return 2
     opts = get_parser(default_config_files=[]).parse_args(
         ["-f", str(args.locustfile), "--worker", "--host", args.host]
