@@ -7,9 +7,10 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.load.echo_server import serving
 
 
 class CallingBot(ThreadingHTTPServer):
@@ -78,14 +79,5 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def calling_bot(fail_every: int = 0) -> Iterator[CallingBot]:
-    server = CallingBot(fail_every)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+def calling_bot(fail_every: int = 0) -> AbstractContextManager[CallingBot]:
+    return serving(CallingBot(fail_every))

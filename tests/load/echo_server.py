@@ -7,9 +7,9 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 DELAY = 0.02
 """Seconds before each answer: keeps back-to-back callers at a pace the test machine bears."""
@@ -55,9 +55,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+S = TypeVar("S", bound=ThreadingHTTPServer)
+
+
 @contextmanager
-def echo_server() -> Iterator[EchoServer]:
-    server = EchoServer()
+def serving(server: S) -> Iterator[S]:
+    """``server`` serving in a thread of the test process for the block."""
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
@@ -68,3 +71,7 @@ def echo_server() -> Iterator[EchoServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def echo_server() -> AbstractContextManager[EchoServer]:
+    return serving(EchoServer())
