@@ -8,6 +8,7 @@ under the write lock. A reader of an up-to-date file takes no write lock at all.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from emulator.transcripts.records import TranscriptError, reason_of
@@ -96,7 +97,28 @@ def connect(path: str | Path, label: str) -> sqlite3.Connection:
     return conn
 
 
+OPEN_PATIENCE = 10.0
+"""Seconds an opening waits while another process creates or migrates the same file (switching
+a new file to WAL takes a lock that SQLite's busy timeout does not wait for)."""
+
+
 def prepare(conn: sqlite3.Connection, label: str) -> None:
+    """``prepare_once``, tried again while another process holds the file's lock (two load
+    workers, two commands, opening a new file at the same moment)."""
+    deadline = time.monotonic() + OPEN_PATIENCE
+    while True:
+        try:
+            prepare_once(conn, label)
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            time.sleep(0.02)
+
+
+def prepare_once(conn: sqlite3.Connection, label: str) -> None:
     """Check the file is ours, switch it to WAL, and create or migrate its schema."""
     version = check_identity(conn, label)  # before anything writes to a file that may not be ours
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":

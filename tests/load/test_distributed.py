@@ -46,6 +46,7 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
              str(tmp_path / "final"), *ours],
             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
+        logs = [(tmp_path / f"worker-{n}.log").open("w") for n in range(2)]
         workers = [
             subprocess.Popen(
                 [
@@ -60,9 +61,9 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
                 cwd=tmp_path,
                 env=env,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stderr=log,
             )
-            for _ in range(2)
+            for log in logs
         ]
         try:
             output, _ = master.communicate(timeout=120)
@@ -72,6 +73,8 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
             for worker in workers:
                 worker.kill()
             master.kill()
+            for log in logs:
+                log.close()
         answered = bot.calls
     assert master.returncode == 0, output[-3000:]
     assert Path(f"{prefix}_stats.csv").is_file()
@@ -81,4 +84,5 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
     assert counted <= answered <= counted + USERS  # the calls cut off by the end of the run
     with sqlite3.connect(db) as conn:
         writers = conn.execute("SELECT COUNT(DISTINCT writer_pid) FROM calls").fetchone()[0]
-    assert writers == 2  # each worker placed calls and kept them
+    said = "".join(p.read_text()[-2000:] for p in tmp_path.glob("worker-*.log"))
+    assert writers == 2, said  # each worker placed calls and kept them
