@@ -1,0 +1,160 @@
+"""What a caller can observe when a bot waits for input, and the state key that names it.
+
+A state is a waiting point of a call: the prompts just played before it (text, or a file by its
+name), and what the bot waits for: a recognize's choices (names with their DTMF key and speech
+variations) or its collectDigits settings, or a record. The key is a normalised form of these,
+so that one menu heard twice is one state:
+
+- prompt text is case-folded, its runs of white space made one space, and its volatile parts
+  masked: numbers (``3``, ``1,250.00``, ``+1 425 555 0100``) become ``#``; times (``10:30``)
+  and dates (``2026-11-25``, ``25/11/2026``) become ``<time>`` and ``<date>``; ids (a UUID, or a
+  hexadecimal run of 8 or more) become ``<id>``. "You have 3 messages" and "you have 4
+  messages" are one state. Users add their own patterns (``Masker(extra=...)``), each a regular
+  expression whose matches become ``<masked>``;
+- a file prompt is its URI's last path segment (a bot may sign its URLs); a silence is
+  ``<silence>``;
+- choices are kept in the bot's order, each with its DTMF key and speech variations as given;
+- the key is canonical JSON of the above; ``State.id`` is the first 12 hex digits of its SHA-256.
+
+Pure: no I/O, and it imports only the calling model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from emulator.calling.model import PlayPrompt, Prompt, Recognize, Record
+
+MAX_PATTERNS = 50
+MAX_PATTERN_LENGTH = 500
+DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<id>"),
+    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", "<id>"),
+    (r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b", "<date>"),
+    (r"\b\d{1,2}:\d{2}(?::\d{2})?\b", "<time>"),
+    (r"\+?\d[\d,.\s-]*\d|\d", "#"),
+)
+"""(pattern, replacement), applied in order (ids and dates before plain numbers)."""
+
+
+class MaskError(ValueError):
+    """A user's mask pattern that is not a usable regular expression."""
+
+
+@dataclass(frozen=True)
+class Masker:
+    """Masks the volatile parts of prompt text; ``extra``: the user's patterns, applied first."""
+
+    extra: tuple[str, ...] = ()
+    _compiled: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.extra) > MAX_PATTERNS:
+            raise MaskError(f"at most {MAX_PATTERNS} mask patterns, got {len(self.extra)}")
+        compiled = []
+        for pattern in self.extra:
+            if len(pattern) > MAX_PATTERN_LENGTH:
+                raise MaskError(f"a mask pattern is longer than {MAX_PATTERN_LENGTH} characters")
+            try:
+                compiled.append((re.compile(pattern, re.IGNORECASE), "<masked>"))
+            except re.error as e:
+                raise MaskError(f"mask pattern {pattern[:60]!r}: {e}") from None
+        compiled += [(re.compile(p, re.IGNORECASE), r) for p, r in DEFAULT_MASKS]
+        object.__setattr__(self, "_compiled", tuple(compiled))
+
+    def text(self, value: str) -> str:
+        out = " ".join(value.split()).casefold()
+        for pattern, replacement in self._compiled:
+            out = pattern.sub(replacement, out)
+        return out
+
+
+DEFAULT_MASKER = Masker()
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A choice as the caller can take it: its name, DTMF key and speech variations."""
+
+    name: str
+    dtmf: str | None
+    speech: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """One waiting point: what was heard, and what the bot waits for (``kind``: ``recognize``,
+    ``digits`` for a collectDigits, ``record``)."""
+
+    kind: str
+    prompts: tuple[str, ...]
+    choices: tuple[Choice, ...] = ()
+    max_digits: int | None = None
+    stop_tones: tuple[str, ...] = ()
+    silence_timeout: float | None = None
+
+    @property
+    def key(self) -> str:
+        """The canonical JSON of the state: equal keys, one state."""
+        return json.dumps(
+            {
+                "kind": self.kind,
+                "prompts": list(self.prompts),
+                "choices": [[c.name, c.dtmf, list(c.speech)] for c in self.choices],
+                "max_digits": self.max_digits,
+                "stop_tones": list(self.stop_tones),
+            },
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(self.key.encode()).hexdigest()[:12]
+
+
+def prompt_text(prompt: Prompt, masker: Masker = DEFAULT_MASKER) -> str:
+    """A prompt as a state holds it: masked text, a file's name, or ``<silence>``."""
+    if prompt.value and prompt.value.strip():
+        return masker.text(prompt.value)
+    if prompt.file_uri:
+        name = urlsplit(prompt.file_uri).path.rsplit("/", 1)[-1]
+        return f"<file {name.casefold()}>"
+    return "<silence>"
+
+
+def observe(
+    action: Recognize | Record,
+    heard: Sequence[PlayPrompt] = (),
+    masker: Masker = DEFAULT_MASKER,
+) -> State:
+    """The state of a waiting ``action``, after the prompts ``heard`` since the last input
+    (its own prompt included)."""
+    prompts = [p for play in (*heard, action.play_prompt) if play for p in play.prompts]
+    texts = tuple(prompt_text(p, masker) for p in prompts)
+    if isinstance(action, Record):
+        return State("record", texts, stop_tones=tuple(action.stop_tones or ()),
+                     silence_timeout=action.initial_silence_timeout_in_seconds)  # fmt: skip
+    timeout = action.initial_silence_timeout_in_seconds
+    if action.collect_digits is not None:
+        digits = action.collect_digits
+        return State("digits", texts, max_digits=digits.max_number_of_dtmfs,
+                     stop_tones=tuple(digits.stop_tones or ()), silence_timeout=timeout)  # fmt: skip
+    choices = tuple(
+        Choice(c.name, c.dtmf_variation, tuple(c.speech_variation or ()))
+        for c in action.choices or ()
+    )
+    return State("recognize", texts, choices=choices, silence_timeout=timeout)
+
+
+def distinct(states: Iterable[State]) -> list[State]:
+    """``states`` with each key once, in first-seen order."""
+    seen: dict[str, State] = {}
+    for state in states:
+        seen.setdefault(state.key, state)
+    return list(seen.values())
