@@ -1,0 +1,49 @@
+"""The call flow as a tree a person reads: each state once, under the first move that reached
+it, with its last prompt and what it waits for; each move from it on a line of its own, with
+where it led (a state, shown again by its id, or how the call ended) and its error findings."""
+
+from __future__ import annotations
+
+from emulator.explore.crawler import START, Edge, Graph
+from emulator.explore.states import State
+
+PROMPT_WIDTH = 72
+
+
+def tree(graph: Graph) -> str:
+    lines: list[str] = []
+    shown: set[str] = set()
+    _node(graph, START, 0, shown, lines)
+    if graph.bounds:
+        lines.append(f"bounds hit: {', '.join(graph.bounds)}")
+    lines.append(f"{len(graph.states)} states, {len(graph.edges)} paths, {graph.calls} calls")
+    return "\n".join(lines) + "\n"
+
+
+def _node(graph: Graph, state_id: str, depth: int, shown: set[str], lines: list[str]) -> None:
+    shown.add(state_id)
+    for edge in graph.edges_from(state_id):
+        lines.append(f"{'  ' * depth}{_edge(graph, edge)}")
+        if edge.to is not None and edge.to not in shown:
+            _node(graph, edge.to, depth + 1, shown, lines)
+
+
+def _edge(graph: Graph, edge: Edge) -> str:
+    errors = "".join(f"  ! {f.rule}: {f.message}" for f in edge.errors[:3])
+    if edge.to is None:
+        return f"{edge.move.label} -> end: {edge.end}{errors}"
+    return f"{edge.move.label} -> [{edge.to}] {describe(graph.states[edge.to])}{errors}"
+
+
+def describe(state: State) -> str:
+    """A state in one line: what it waits for and the last thing the caller heard."""
+    heard = state.prompts[-1] if state.prompts else "(no prompt)"
+    if len(heard) > PROMPT_WIDTH:
+        heard = heard[: PROMPT_WIDTH - 1] + "…"
+    if state.kind == "recognize":
+        waits = f"menu ({', '.join(c.name for c in state.choices)})"
+    elif state.kind == "digits":
+        waits = f"digits (up to {state.max_digits})" if state.max_digits else "digits"
+    else:
+        waits = "record"
+    return f"{waits}: {heard!r}"

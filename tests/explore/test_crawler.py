@@ -1,0 +1,92 @@
+"""The crawl of a call flow against the reference IVR bot (its own process, loopback): every
+menu found, each state expanded once, the same graph twice, the bounds said when hit."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.calling.model import PlayPrompt, Prompt, RecognitionOption, Recognize, Workflow
+from emulator.calling.session import CallSettings
+from emulator.explore.crawler import START, Crawler, Graph, waiting_points
+from emulator.explore.report import tree
+from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def ivr_bot() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "ivr_bot.py"), "--port",
+                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/api/calls"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def crawl(url: str, tmp_path: Path, **bounds: int) -> Graph:
+    async def run() -> Graph:
+        with TranscriptStore(tmp_path / "t.db") as store:
+            return await Crawler(CallSettings(bot_url=url, seed=1), store, **bounds).crawl()
+
+    return asyncio.run(run())
+
+
+def shape(graph: Graph) -> list[tuple[str, str, str | None, str | None]]:
+    return [(e.source, e.move.label, e.to, e.end) for e in graph.edges]
+
+
+@pytest.mark.slow
+def test_the_reference_bot_is_explored_completely_and_the_same_way_twice(
+    ivr_bot: str, tmp_path: Path
+) -> None:
+    graph = crawl(ivr_bot, tmp_path)
+    kinds = sorted(s.kind for s in graph.states.values())
+    assert kinds == ["digits", "digits", "recognize", "recognize", "record"]
+    assert graph.bounds == [] and graph.calls == len(graph.edges)
+    first = graph.edges_from(START)[0]
+    menu = graph.states[first.to or ""]
+    assert [c.name for c in menu.choices] == ["sales", "support", "voicemail"]
+    ends = {e.move.label: e.end for e in graph.edges if e.to is None and e.source == first.to}
+    assert ends == {"hang up": "caller hung up"}
+    assert any(e.end == "bot hung up" for e in graph.edges)  # the goodbyes
+    assert not any(e.errors for e in graph.edges)
+    assert shape(crawl(ivr_bot, tmp_path)) == shape(graph)  # deterministic
+    text = tree(graph)
+    assert text.startswith("call -> [") and text.endswith("5 states, 31 paths, 31 calls\n")
+
+
+@pytest.mark.slow
+def test_the_bounds_stop_the_crawl_and_are_said(ivr_bot: str, tmp_path: Path) -> None:
+    few = crawl(ivr_bot, tmp_path, max_calls=5)
+    assert few.calls == 5 and few.bounds == ["max calls (5)"]
+    shallow = crawl(ivr_bot, tmp_path, max_depth=1)
+    assert "max depth (1)" in shallow.bounds
+    assert "bounds hit: max depth (1)" in tree(shallow)
+
+
+def test_waiting_points_carry_the_prompts_heard_since_the_last_input() -> None:
+    hello = PlayPrompt(operation_id="a", prompts=(Prompt(value="Hello."),))
+    menu = Recognize(operation_id="b", play_prompt=PlayPrompt(operation_id="c",
+                     prompts=(Prompt(value="Press 1."),)),
+                     choices=(RecognitionOption(name="one", dtmf_variation="1"),))  # fmt: skip
+    states = waiting_points([Workflow(actions=(hello, menu)), Workflow(actions=(menu,))])
+    assert [s.prompts for s in states] == [("hello.", "press #."), ("press #.",)]
