@@ -6,6 +6,8 @@ import importlib.util
 import random
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -127,3 +129,28 @@ class LoopbackServers:
             await runner.cleanup()
         for store in self._stores:
             store.close()
+
+
+@contextmanager
+def ivr_bot(*args: str) -> Iterator[str]:
+    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on a free port, with
+    ``args``; its calling URL."""
+    import subprocess
+    import time
+
+    port = free_port()
+    bot = Path(__file__).resolve().parent.parent / "examples" / "ivr_bot.py"
+    proc = subprocess.Popen([sys.executable, str(bot), "--port", str(port), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/api/calls"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "lint": "lint",
     "rules": "rules",
     "call": "call",
+    "explore": "explore",
     "load": "load",
     "test": "test",
     "scenario": "scenario",

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "error finding, 1 otherwise, 2 for a usage error.",
     )
     _call_options(call)
-    _token_options(call)
+    token_options(call)
     _limit_options(call)
     call.set_defaults(handler=_call)
 
@@ -58,7 +58,7 @@ def _call_options(call: argparse.ArgumentParser) -> None:
     call.add_argument("--db", type=Path, default=default_db(), help="transcript database")
 
 
-def _token_options(call: argparse.ArgumentParser) -> None:
+def token_options(call: argparse.ArgumentParser) -> None:
     """Certificates and the Bearer token."""
     call.add_argument("--certs", type=Path, default=Path("certs"),
                       help="certificates directory for an https bot (botemu certs)")  # fmt: skip

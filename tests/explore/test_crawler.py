@@ -4,10 +4,6 @@ menu found, each state expanded once, the same graph twice, the bounds said when
 from __future__ import annotations
 
 import asyncio
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,28 +14,15 @@ from emulator.calling.session import CallSettings
 from emulator.explore.crawler import START, Crawler, Graph, waiting_points
 from emulator.explore.report import tree
 from emulator.transcripts.store import TranscriptStore
-from tests.support import free_port
+from tests.support import ivr_bot as running_ivr_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def ivr_bot() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "ivr_bot.py"), "--port",
-                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/api/calls"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with running_ivr_bot() as url:
+        yield url
 
 
 def crawl(url: str, tmp_path: Path, **bounds: int) -> Graph:

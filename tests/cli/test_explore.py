@@ -1,0 +1,54 @@
+"""``botemu explore``: the tree of the reference bot's call flow, exit codes, usage errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.cli import main
+from tests.support import ivr_bot as running_ivr_bot
+
+
+@pytest.fixture(scope="module")
+def ivr_bot() -> Iterator[str]:
+    with running_ivr_bot() as url:
+        yield url
+
+
+@pytest.mark.slow
+def test_explore_prints_the_call_flow_and_exits_0(
+    ivr_bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["explore", "--bot", ivr_bot, "--no-token", "--db", str(tmp_path / "t.db"),
+                 "--mask", r"contoso"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("call -> [") and "menu (sales, support, voicemail)" in lines[0]
+    assert "  press 3 -> [" in out and "record:" in out
+    assert lines[-1] == "5 states, 31 paths, 31 calls"
+    assert "no Authorization header" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bot", "ftp://x"], "botemu explore: --bot 'ftp://x' is not an http(s) URL"),
+        (["--bot", "http://127.0.0.1:9/api", "--mask", "("],
+         "botemu explore: mask pattern '(': missing ), unterminated subpattern at position 0"),
+    ],
+)  # fmt: skip
+def test_usage_errors_exit_2_with_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["explore", "--no-token", *args]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == message
+
+
+def test_a_bound_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["explore", "--bot", "http://127.0.0.1:9/api", "--max-depth", "0"])
+    assert stop.value.code == 2
+    assert "argument --max-depth: '0' is not more than 0" in capsys.readouterr().err
