@@ -132,13 +132,13 @@ class LoopbackServers:
 
 
 @contextmanager
-def ivr_bot(*args: str) -> Iterator[str]:
-    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on a free port, with
-    ``args``; its calling URL."""
+def ivr_bot(*args: str, port: int | None = None) -> Iterator[str]:
+    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on ``port`` (a free
+    one by default), with ``args``; its calling URL."""
     import subprocess
     import time
 
-    port = free_port()
+    port = port or free_port()
     bot = Path(__file__).resolve().parent.parent / "examples" / "ivr_bot.py"
     proc = subprocess.Popen([sys.executable, str(bot), "--port", str(port), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -150,6 +150,8 @@ def ivr_bot(*args: str) -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.05)
+        else:
+            raise RuntimeError("the reference bot did not start")
         yield f"http://127.0.0.1:{port}/api/calls"
     finally:
         proc.terminate()

@@ -34,6 +34,17 @@ def painter(out: TextIO) -> Paint:
     return Paint(bool(colour))
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not more than 0")
+    return value
+
+
 def count(n: int, word: str) -> str:
     """``1 error``, ``2 errors``."""
     return f"{n} {word}" + ("" if n == 1 else "s")

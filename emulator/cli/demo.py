@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from emulator.cli.common import positive_int
 from emulator.config import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def register(subparsers: Any) -> None:
                       help=f"certificates, signing keys, voicemail, the bots' log (default {DEFAULT_DIR})")  # fmt: skip
     demo.add_argument("--db", type=Path, default=None, metavar="PATH",
                       help="transcript database (default $BOTEMU_DB or .botemu/transcripts.db)")  # fmt: skip
-    demo.add_argument("-j", "--jobs", type=_jobs, default=DEFAULT_JOBS, metavar="N",
+    demo.add_argument("-j", "--jobs", type=positive_int, default=DEFAULT_JOBS, metavar="N",
                       help=f"scenarios run at once (default {DEFAULT_JOBS})")  # fmt: skip
     demo.add_argument("--seed", type=int, metavar="N", help="the run's seed (default: random)")
     demo.add_argument("--allow-host", action="append", default=[], metavar="NAME",
@@ -50,16 +51,6 @@ def _port_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not more than 0")
     return value
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from emulator.cli.call import token_options
-from emulator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from emulator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive_int
 from emulator.errors import BotemuError
 from emulator.transcripts.store import TranscriptStore, default_db
 
@@ -33,11 +33,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "2 for a usage error.",
     )
     explore.add_argument("--bot", required=True, metavar="URL", help="the bot's calling address")
-    explore.add_argument("--max-depth", type=_positive, default=8, metavar="N",
+    explore.add_argument("--max-depth", type=positive_int, default=8, metavar="N",
                          help="moves per path at the most (default 8)")  # fmt: skip
-    explore.add_argument("--max-calls", type=_positive, default=500, metavar="N",
+    explore.add_argument("--max-calls", type=positive_int, default=500, metavar="N",
                          help="calls in all at the most (default 500)")  # fmt: skip
-    explore.add_argument("-j", "--jobs", type=_positive, default=4, metavar="N",
+    explore.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N",
                          help="calls at once (default 4)")  # fmt: skip
     explore.add_argument("--seed", type=int, default=1, help="the callers' seed (default 1)")
     explore.add_argument("--mask", action="append", default=[], metavar="REGEX",
@@ -46,16 +46,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     explore.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     token_options(explore)
     explore.set_defaults(handler=explore_handler)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not more than 0")
-    return value
 
 
 def explore_handler(args: argparse.Namespace, out: TextIO) -> int:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from emulator.cli import main
-from tests.support import free_port
+from tests.support import free_port, ivr_bot
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
@@ -22,26 +20,8 @@ SCENARIOS = ROOT / "scenarios" / "examples"
 
 @pytest.fixture(scope="module")
 def bot_url() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(BOT), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("the reference bot did not start")
-        yield f"http://127.0.0.1:{port}/api/calls"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with ivr_bot() as url:
+        yield url
 
 
 def test_call_prints_a_ladder(

@@ -5,10 +5,8 @@ that a running botemu's OpenID metadata names (field notes, Calling: HTTP, last 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from emulator.cli import main
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.pytest_plugin import BotemuServer
 from emulator.transcripts.store import TranscriptStore
-from tests.support import free_port
+from tests.support import free_port, ivr_bot
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
@@ -48,26 +46,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     server = BotemuServer(config, tmp / "server.db")
     server.start()
     settings = server.placeholders
-    proc = subprocess.Popen(
-        [sys.executable, str(BOT), "--port", str(bot_port), "--app-id", APP_ID,
-         "--openid-metadata-url", settings.openid_metadata_url,
-         "--connector-issuer", settings.connector_issuer],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", bot_port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("the reference bot did not start")
-        yield Setup(server.url, bot_url, str(config.certs_dir))
+        with ivr_bot("--app-id", APP_ID, "--openid-metadata-url", settings.openid_metadata_url,
+                     "--connector-issuer", settings.connector_issuer, port=bot_port):  # fmt: skip
+            yield Setup(server.url, bot_url, str(config.certs_dir))
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
         server.stop()
 
 
