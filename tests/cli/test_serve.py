@@ -282,7 +282,7 @@ async def test_serve_tls_serves_everything_over_https_and_its_clients_trust_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One botemu with --tls: health, the identity service's MSAL discovery document and token
-    endpoint, and the control clients of service_cli and calling.tokens, which trust
+    endpoint, and the control clients of emulator.client and calling.tokens, which trust
     ``certs/ca.pem`` of the working directory (and only then)."""
     import ssl
 
