@@ -13,6 +13,7 @@ from emulator.calling.exchange_rules import EXCHANGE_RULES
 from emulator.calling.rules import RULES
 from emulator.conformance.rules import AUTH_CALLING_RULES, AUTH_RULES, TLS_RULES
 from emulator.connector.rules import CONNECTOR_RULES
+from emulator.explore.rules import RULES as EXPLORE_RULES
 from emulator.findings import Rule, RuleRegistry
 from emulator.manifest.check_rules import RULES as SKILL_CHECK_RULES
 from emulator.manifest.rules import RULES as MANIFEST_RULES
@@ -28,6 +29,7 @@ REGISTRIES: tuple[RuleRegistry, ...] = (
     MANIFEST_RULES,
     SKILL_CHECK_RULES,
     EXPECTATION_RULES,
+    EXPLORE_RULES,
 )
 
 

@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description="Explore a calling bot breadth-first: from each state the caller can observe "
         "(a menu, a digits prompt, a record), take every move (each choice by key and by "
         "speech, a wrong key, silence, a hang-up...), each path a fresh call in virtual time. "
-        "Print the call flow as a tree. Exit 0 when no call had an error finding, 1 otherwise, "
-        "2 for a usage error.",
+        "Print the call flow as a tree, then the findings. Exit 0 when there is no error "
+        "finding, 1 otherwise, 2 for a usage error.",
     )
     explore.add_argument("--bot", required=True, metavar="URL", help="the bot's calling address")
     explore.add_argument("--max-depth", type=positive_int, default=8, metavar="N",
@@ -43,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     explore.add_argument("--mask", action="append", default=[], metavar="REGEX",
                          help="mask this in prompt text too, so that it does not make a new "
                          "state (repeatable)")  # fmt: skip
+    explore.add_argument("--max-prompt", type=positive_int, default=30, metavar="S",
+                         help="prompts heard before a waiting point longer than this are a "
+                         "finding (EXPLORE-LONG-PROMPT; default 30 s)")  # fmt: skip
+    explore.add_argument("--max-choices", type=positive_int, default=5, metavar="N",
+                         help="menus with more choices are a finding (EXPLORE-LONG-MENU; "
+                         "default 5)")  # fmt: skip
     explore.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     token_options(explore)
     explore.set_defaults(handler=explore_handler)
@@ -51,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
     from emulator.explore.report import tree
     from emulator.explore.states import Masker, MaskError
+    from emulator.explore.verdicts import judge
+    from emulator.findings import Severity
 
     try:
         masker = Masker(extra=tuple(args.mask))
@@ -62,7 +70,11 @@ def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
     with store:
         graph = asyncio.run(_crawl(settings, store, args, masker))
     out.write(tree(graph))
-    return EXIT_FAILED if any(e.errors for e in graph.edges) else EXIT_OK
+    findings = judge(graph, max_prompt=args.max_prompt, max_choices=args.max_choices)
+    for f in findings:
+        out.write(f"{f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    return EXIT_FAILED if errors else EXIT_OK
 
 
 async def _crawl(settings: CallSettings, store: TranscriptStore, args: argparse.Namespace,

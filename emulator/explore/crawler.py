@@ -46,6 +46,8 @@ class Edge:
     end: str | None
     call_id: str
     errors: tuple[Finding, ...] = ()
+    steps: tuple[str, ...] = ()
+    """The caller steps of the whole path, from the start of the call."""
 
 
 @dataclass
@@ -152,12 +154,10 @@ class Crawler:
         return following
 
     def add_edge(self, source: str, path: tuple[Move, ...], to: str | None, visit: Visit) -> None:
-        if not path:  # the call placed: the edge from the start to the first state
-            self.graph.edges.append(Edge(START, Move("call", ()), to, None if to else visit.end,
-                                         visit.call_id, visit.errors))  # fmt: skip
-            return
-        self.graph.edges.append(Edge(source, path[-1], to, None if to else visit.end,
-                                     visit.call_id, visit.errors))  # fmt: skip
+        move = path[-1] if path else Move("call", ())  # no move: the call placed, from the start
+        steps = tuple(step for m in path for step in m.steps)
+        self.graph.edges.append(Edge(source, move, to, None if to else visit.end, visit.call_id,
+                                     visit.errors, steps))  # fmt: skip
 
     def note_bound(self, bound: str) -> None:
         if bound not in self.graph.bounds:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from emulator.calling.model import PlayPrompt, Prompt, Recognize, Record
+from emulator.calling.speech import speech_seconds
 
 MAX_PATTERNS = 50
 MAX_PATTERN_LENGTH = 500
@@ -97,6 +98,9 @@ class State:
     max_digits: int | None = None
     stop_tones: tuple[str, ...] = ()
     silence_timeout: float | None = None
+    heard_seconds: float = 0.0
+    """How long the prompts last (text by its estimated speech, silences; files not counted).
+    Not part of the key."""
 
     @property
     def key(self) -> str:
@@ -137,19 +141,30 @@ def observe(
     (its own prompt included)."""
     prompts = [p for play in (*heard, action.play_prompt) if play for p in play.prompts]
     texts = tuple(prompt_text(p, masker) for p in prompts)
+    seconds = sum(_seconds(p) for p in prompts)
     if isinstance(action, Record):
         return State("record", texts, stop_tones=tuple(action.stop_tones or ()),
-                     silence_timeout=action.initial_silence_timeout_in_seconds)  # fmt: skip
+                     silence_timeout=action.initial_silence_timeout_in_seconds,
+                     heard_seconds=seconds)  # fmt: skip
     timeout = action.initial_silence_timeout_in_seconds
     if action.collect_digits is not None:
         digits = action.collect_digits
         return State("digits", texts, max_digits=digits.max_number_of_dtmfs,
-                     stop_tones=tuple(digits.stop_tones or ()), silence_timeout=timeout)  # fmt: skip
+                     stop_tones=tuple(digits.stop_tones or ()), silence_timeout=timeout,
+                     heard_seconds=seconds)  # fmt: skip
     choices = tuple(
         Choice(c.name, c.dtmf_variation, tuple(c.speech_variation or ()))
         for c in action.choices or ()
     )
-    return State("recognize", texts, choices=choices, silence_timeout=timeout)
+    return State(
+        "recognize", texts, choices=choices, silence_timeout=timeout, heard_seconds=seconds
+    )
+
+
+def _seconds(prompt: Prompt) -> float:
+    if prompt.value and prompt.value.strip():
+        return speech_seconds(prompt.value, prompt.say_as)
+    return (prompt.silence_length_in_milliseconds or 0) / 1000
 
 
 def distinct(states: Iterable[State]) -> list[State]:

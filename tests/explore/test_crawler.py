@@ -13,6 +13,7 @@ from emulator.calling.model import PlayPrompt, Prompt, RecognitionOption, Recogn
 from emulator.calling.session import CallSettings
 from emulator.explore.crawler import START, Crawler, Graph, waiting_points
 from emulator.explore.report import tree
+from emulator.explore.verdicts import judge
 from emulator.transcripts.store import TranscriptStore
 from tests.support import ivr_bot as running_ivr_bot
 
@@ -52,6 +53,7 @@ def test_the_reference_bot_is_explored_completely_and_the_same_way_twice(
     assert ends == {"hang up": "caller hung up"}
     assert any(e.end == "bot hung up" for e in graph.edges)  # the goodbyes
     assert not any(e.errors for e in graph.edges)
+    assert judge(graph) == []  # no finding against the reference bot
     assert shape(crawl(ivr_bot, tmp_path)) == shape(graph)  # deterministic
     text = tree(graph)
     assert text.startswith("call -> [") and text.endswith("5 states, 31 paths, 31 calls\n")
