@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -49,13 +50,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     explore.add_argument("--max-choices", type=positive_int, default=5, metavar="N",
                          help="menus with more choices are a finding (EXPLORE-LONG-MENU; "
                          "default 5)")  # fmt: skip
+    explore.add_argument("--json", type=Path, metavar="FILE",
+                         help="write the graph, the findings and the bounds hit as JSON "
+                         "(format 1: emulator/explore/schema.json)")  # fmt: skip
     explore.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     token_options(explore)
     explore.set_defaults(handler=explore_handler)
 
 
 def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
-    from emulator.explore.report import tree
+    from emulator.explore.report import to_json, tree
     from emulator.explore.states import Masker, MaskError
     from emulator.explore.verdicts import judge
     from emulator.findings import Severity
@@ -73,6 +77,9 @@ def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
     findings = judge(graph, max_prompt=args.max_prompt, max_choices=args.max_choices)
     for f in findings:
         out.write(f"{f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
+    if args.json is not None:
+        document = to_json(graph, args.bot, findings)
+        args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     errors = sum(f.severity is Severity.ERROR for f in findings)
     return EXIT_FAILED if errors else EXIT_OK
 

@@ -1,11 +1,17 @@
 """The call flow as a tree a person reads: each state once, under the first move that reached
 it, with its last prompt and what it waits for; each move from it on a line of its own, with
-where it led (a state, shown again by its id, or how the call ended) and its error findings."""
+where it led (a state, shown again by its id, or how the call ended) and its error findings.
+And the graph as JSON (``to_json``, format version 1, described by ``schema.json``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
 from emulator.explore.crawler import START, Edge, Graph
 from emulator.explore.states import State
+from emulator.findings import Finding
 
 PROMPT_WIDTH = 72
 
@@ -47,3 +53,46 @@ def describe(state: State) -> str:
     else:
         waits = "record"
     return f"{waits}: {heard!r}"
+
+
+FORMAT_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+"""The JSON Schema of ``to_json``'s document (draft-07), shipped in the package."""
+
+
+def to_json(graph: Graph, bot: str, findings: Sequence[Finding]) -> dict[str, Any]:
+    """The graph as ``botemu explore --json`` writes it (format ``FORMAT_VERSION``)."""
+    return {
+        "version": FORMAT_VERSION,
+        "bot": bot,
+        "states": [_state_json(state_id, state) for state_id, state in graph.states.items()],
+        "edges": [
+            {
+                "from": e.source,
+                "move": e.move.label,
+                "steps": list(e.steps),
+                "to": e.to,
+                "end": e.end,
+                "call_id": e.call_id,
+                "errors": [f.to_json() for f in e.errors],
+            }
+            for e in graph.edges
+        ],
+        "findings": [f.to_json() for f in findings],
+        "calls": graph.calls,
+        "bounds": list(graph.bounds),
+    }
+
+
+def _state_json(state_id: str, state: State) -> dict[str, Any]:
+    return {
+        "id": state_id,
+        "kind": state.kind,
+        "prompts": list(state.prompts),
+        "choices": [
+            {"name": c.name, "dtmf": c.dtmf, "speech": list(c.speech)} for c in state.choices
+        ],
+        "max_digits": state.max_digits,
+        "stop_tones": list(state.stop_tones),
+        "heard_seconds": round(state.heard_seconds, 3),
+    }

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.cli import main
+from emulator.explore.report import SCHEMA_PATH
 from tests.support import ivr_bot as running_ivr_bot
 
 
@@ -22,7 +25,7 @@ def test_explore_prints_the_call_flow_and_exits_0(
     ivr_bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["explore", "--bot", ivr_bot, "--no-token", "--db", str(tmp_path / "t.db"),
-                 "--mask", r"contoso"])  # fmt: skip
+                 "--mask", r"contoso", "--json", str(tmp_path / "flow.json")])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
     lines = out.splitlines()
@@ -30,6 +33,9 @@ def test_explore_prints_the_call_flow_and_exits_0(
     assert "  press 3 -> [" in out and "record:" in out
     assert lines[-1] == "5 states, 31 paths, 31 calls"
     assert "no Authorization header" in err
+    document = json.loads((tmp_path / "flow.json").read_text())
+    Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)
+    assert len(document["states"]) == 5 and document["findings"] == []
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.calling.session import CallSettings
 from emulator.explore.crawler import Crawler, Graph
+from emulator.explore.report import SCHEMA_PATH, to_json
 from emulator.explore.rules import RULES
 from emulator.explore.states import Choice, State
 from emulator.explore.verdicts import judge
@@ -87,3 +89,22 @@ def test_every_rule_has_a_test_that_names_it() -> None:
     for rule in RULES:
         slug = rule.id.lower().replace("-", "_")
         assert any(slug in name for name in names), f"{rule.id} has no test"
+
+
+async def test_the_json_of_an_exploration_follows_its_schema(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = await aiohttp_server(menu_bot(crash_on="two"))
+    url = str(server.make_url("/api/calls"))
+    with TranscriptStore(tmp_path / "t.db") as store:
+        graph = await Crawler(CallSettings(bot_url=url, seed=1), store).crawl()
+    document = to_json(graph, url, judge(graph))
+    Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)
+    assert document["version"] == 1 and document["calls"] == len(document["edges"])
+    [menu] = document["states"]
+    assert [c["name"] for c in menu["choices"]] == ["one", "two"]
+    crash = next(e for e in document["edges"] if e["errors"])
+    assert crash["from"] == menu["id"] and crash["steps"] == ["press 2"]
+    assert [f["rule"] for f in document["findings"]] == ["EXPLORE-CRASH-PATH"]
+    document["states"][0]["kind"] = "menu"  # the schema holds the format to its word
+    assert not Draft7Validator(json.loads(SCHEMA_PATH.read_text())).is_valid(document)
