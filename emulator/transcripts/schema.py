@@ -158,10 +158,14 @@ def has_writer_columns(conn: sqlite3.Connection) -> bool:
 
 
 def check_identity(conn: sqlite3.Connection, label: str) -> int:
-    """The schema version of the file: 0 for an empty file; raises if it is not ours."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    """The schema version of the file: 0 for an empty file; raises if it is not ours. One
+    statement, so one snapshot: another process creating the file at the same moment is seen
+    before or after its commit, never half-way (its tables without its application id)."""
+    app_id, version, tables = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id),"
+        " (SELECT user_version FROM pragma_user_version),"
+        " (SELECT count(*) FROM sqlite_master)"
+    ).fetchone()
     if app_id == 0 and version == 0 and tables == 0:
         return 0
     if app_id != APPLICATION_ID:
