@@ -264,7 +264,7 @@ def _meta(error: ValidationError, base: str) -> Iterator[tuple[str, str, Any]]:
         words = [w for e in error.context for w in as_list(e.validator_value)]
         yield (
             where,
-            f"'{last}' takes {types(list(dict.fromkeys(words)))}, got {kind(instance)}",
+            f"'{name(str(last))}' takes {types(list(dict.fromkeys(words)))}, got {kind(instance)}",
             instance,
         )
     else:
@@ -288,8 +288,12 @@ def _meta_type(error: ValidationError, where: str, path: list[Any]) -> tuple[str
             instance,
         )
     if isinstance(last, int) and len(path) > 1:
-        return where, f"each item of '{path[-2]}' is {types(value)}, got {kind(instance)}", instance
-    return where, f"'{last}' takes {types(value)}, got {kind(instance)}", instance
+        return (
+            where,
+            f"each item of '{name(str(path[-2]))}' is {types(value)}, got {kind(instance)}",
+            instance,
+        )
+    return where, f"'{name(str(last))}' takes {types(value)}, got {kind(instance)}", instance
 
 
 def _meta_value(error: ValidationError, where: str, last: Any) -> Iterator[tuple[str, str, Any]]:
@@ -299,13 +303,17 @@ def _meta_value(error: ValidationError, where: str, last: Any) -> Iterator[tuple
         for later, _ in repeats(instance):
             yield (
                 child(where, later),
-                f"'{last}' lists {show(instance[later])} twice",
+                f"'{name(str(last))}' lists {show(instance[later])} twice",
                 instance[later],
             )
     elif keyword == "minimum":
-        yield where, f"'{last}' is at least {value}, got {show(instance)}", instance
+        yield where, f"'{name(str(last))}' is at least {value}, got {show(instance)}", instance
     elif keyword == "minItems":
-        yield where, f"'{last}' needs at least {value} item{'' if value == 1 else 's'}", None
+        yield (
+            where,
+            f"'{name(str(last))}' needs at least {value} item{'' if value == 1 else 's'}",
+            None,
+        )
     elif keyword == "format" and value == "regex":
         yield where, f"{show(instance)} is not a valid regular expression", instance
     elif keyword == "format" and value == "uri":

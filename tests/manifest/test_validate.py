@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
@@ -798,6 +798,7 @@ def test_validate_never_raises_on_any_json_value(value: Any) -> None:
         max_size=3,
     )
 )
+@example([("/definitions/flightRequest/dependencies", {"\x1f": None})])  # a control character
 def test_validate_never_raises_on_a_mutated_valid_manifest(changes: list[tuple[str, Any]]) -> None:
     document = copy.deepcopy(TRAVEL)
     for pointer, value in changes:
