@@ -99,15 +99,17 @@ class Plan:
 _PLANS: dict[int, Plan] = {}
 
 
-def close_stores(**_: Any) -> None:
-    """Commit every kept call when the process stops (Locust's ``quitting``)."""
+def close_plans(**_: Any) -> None:
+    """When the process stops (Locust's ``quitting``): commit every kept call, close the
+    connection pools."""
     for plan in _PLANS.values():
         if plan.db is not None:
             plan.db.close()
+        plan.clients.close()
     _PLANS.clear()
 
 
-events.quitting.add_listener(close_stores)
+events.quitting.add_listener(close_plans)
 
 
 def plan_for(environment: Environment) -> Plan:
