@@ -1,30 +1,32 @@
 """The breadth-first crawl of a calling bot's call flow.
 
 A path is a sequence of moves. Each path is one fresh call (a new call id) whose caller takes
-the path's moves and then hangs up at the next waiting point; the Workflows the bot answered show every waiting point the
-call reached, so the state a path leads to is the waiting point after its last move, or the end
+the path's moves and then hangs up at the next waiting point; the Workflows the bot answered
+show every waiting point the call reached, so the state a path leads to is the waiting point after its last move, or the end
 of the call (a leaf: the bot hung up, transferred, failed...). A state is expanded once, from
 the first (shortest) path that reaches it, with every move ``edges.moves`` gives it. Calls run
 ``jobs`` at a time in virtual time; the graph is built in path order whatever order they finish
 in, so the same bot gives the same graph. The crawl stops at ``max_depth`` moves and
-``max_calls`` calls, and says so.
+``max_calls`` calls, and says so. Then the follow-up calls (``probes``) check what one path
+per move cannot show: loops followed in one call, and choices compared to the end.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from emulator.calling.caller import CallerScript
-from emulator.calling.events import EndReason
 from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.wire import loads, read_workflow
 from emulator.errors import WireError
 from emulator.explore.edges import Move, moves
-from emulator.explore.states import DEFAULT_MASKER, Masker, State, observe
-from emulator.findings import Finding, Severity
+from emulator.explore.graph import START, Check, Edge, Graph, Visit
+from emulator.explore.probes import follow_up
+from emulator.explore.states import DEFAULT_MASKER, Masker, State, observe, prompt_text
+from emulator.findings import Severity
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import TranscriptStore
 
@@ -32,60 +34,44 @@ THEN = ("silence 0.1s", "hangup")
 """What a path's caller does after its moves: at the next waiting point (an input turn), a
 moment of silence and a hang-up. A prompt that is not a turn (a goodbye) is heard out, so a bot
 that hangs up after it ends the call itself."""
-START = "start"
-"""The id of the node every crawl starts from (the call being placed)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """A move from a state and where it led: a state (``to``) or the end of the call."""
-
-    source: str
-    move: Move
-    to: str | None
-    end: str | None
-    call_id: str
-    errors: tuple[Finding, ...] = ()
-    steps: tuple[str, ...] = ()
-    """The caller steps of the whole path, from the start of the call."""
-
-
-@dataclass
-class Graph:
-    """The call flow: states by id (in the order found), edges in path order, the bounds hit."""
-
-    states: dict[str, State] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
-    calls: int = 0
-    bounds: list[str] = field(default_factory=list)
-
-    def edges_from(self, state_id: str) -> list[Edge]:
-        return [e for e in self.edges if e.source == state_id]
-
-
-@dataclass(frozen=True)
-class Visit:
-    """One path's call: the waiting points it reached, how it ended, its error findings."""
-
-    states: tuple[State, ...]
-    end: EndReason
-    call_id: str
-    errors: tuple[Finding, ...]
+__all__ = [
+    "START",
+    "THEN",
+    "Check",
+    "Crawler",
+    "Edge",
+    "Graph",
+    "Visit",
+    "hearing",
+    "waiting_points",
+]
 
 
 def waiting_points(workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER) -> list[State]:
     """The states of a call's Workflows, in order: each recognize or record, with the prompts
     played since the one before."""
+    return hearing(workflows, masker)[0]
+
+
+def hearing(
+    workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER
+) -> tuple[list[State], tuple[str, ...], tuple[str, ...]]:
+    """A call's waiting points, every prompt it played (masked) and those after the last
+    waiting point."""
     states: list[State] = []
     heard: list[PlayPrompt] = []
+    every: list[str] = []
     for workflow in workflows:
         for action in workflow.actions:
             if isinstance(action, PlayPrompt):
                 heard.append(action)
             elif isinstance(action, Recognize | Record):
-                states.append(observe(action, heard, masker))
+                state = observe(action, heard, masker)
+                states.append(state)
+                every += state.prompts
                 heard = []
-    return states
+    tail = tuple(prompt_text(p, masker) for play in heard for p in play.prompts)
+    return states, (*every, *tail), tail
 
 
 class Crawler:
@@ -120,6 +106,7 @@ class Crawler:
                     break
             visits = await self.visit_all([path for _, path in frontier])
             frontier = self.grow(frontier, visits)
+        await follow_up(self.graph, self.call, self.max_calls)
         return self.graph
 
     async def visit_all(self, paths: list[tuple[Move, ...]]) -> list[Visit]:
@@ -154,10 +141,11 @@ class Crawler:
         return following
 
     def add_edge(self, source: str, path: tuple[Move, ...], to: str | None, visit: Visit) -> None:
-        move = path[-1] if path else Move("call", ())  # no move: the call placed, from the start
+        move = path[-1] if path else Move("call", (), "call")  # no move: the call placed
         steps = tuple(step for m in path for step in m.steps)
+        tail = () if to else visit.tail
         self.graph.edges.append(Edge(source, move, to, None if to else visit.end, visit.call_id,
-                                     visit.errors, steps))  # fmt: skip
+                                     visit.errors, steps, len(path), tail))  # fmt: skip
 
     def note_bound(self, bound: str) -> None:
         if bound not in self.graph.bounds:
@@ -165,7 +153,11 @@ class Crawler:
 
     async def visit(self, path: tuple[Move, ...]) -> Visit:
         """One call: the path's moves, then a hang-up at the next waiting point (``THEN``)."""
-        steps = [step for move in path for step in move.steps] + list(THEN)
+        return await self.call([step for move in path for step in move.steps])
+
+    async def call(self, steps: list[str]) -> Visit:
+        """One call whose caller takes ``steps``, then ``THEN``."""
+        steps = steps + list(THEN)
         workflows: list[Workflow] = []
 
         def listen(kind: str, payload: JSONObject, vtime: float) -> None:
@@ -177,8 +169,8 @@ class Crawler:
         settings = replace(self.settings, caller=CallerScript.from_inline("; ".join(steps)))
         report = await place_call(settings, self.store, listener=listen)
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
-        return Visit(tuple(waiting_points(workflows, self.masker)), report.end_reason,
-                     report.call_id, errors)  # fmt: skip
+        states, heard, tail = hearing(workflows, self.masker)
+        return Visit(tuple(states), report.end_reason, report.call_id, errors, heard, tail)
 
 
 def _workflow_of(payload: JSONObject) -> Workflow | None:

@@ -31,7 +31,7 @@ def test_explore_prints_the_call_flow_and_exits_0(
     lines = out.splitlines()
     assert lines[0].startswith("call -> [") and "menu (sales, support, voicemail)" in lines[0]
     assert "  press 3 -> [" in out and "record:" in out
-    assert lines[-1] == "5 states, 31 paths, 31 calls"
+    assert lines[-1] == "5 states, 31 paths, 37 calls"
     assert "no Authorization header" in err
     document = json.loads((tmp_path / "flow.json").read_text())
     Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)

@@ -45,7 +45,13 @@ def test_the_reference_bot_is_explored_completely_and_the_same_way_twice(
     graph = crawl(ivr_bot, tmp_path)
     kinds = sorted(s.kind for s in graph.states.values())
     assert kinds == ["digits", "digits", "recognize", "recognize", "record"]
-    assert graph.bounds == [] and graph.calls == len(graph.edges)
+    assert graph.bounds == [] and graph.calls == len(graph.edges) + 6  # the follow-up calls:
+    assert [(c.kind, c.broken) for c in graph.checks] == [  # the retry menu's silence and wrong
+        ("loop", False),
+        ("loop", False),
+        ("twins", False),
+        ("twins", False),  # key end; sales
+    ]  # and support read back different things
     first = graph.edges_from(START)[0]
     menu = graph.states[first.to or ""]
     assert [c.name for c in menu.choices] == ["sales", "support", "voicemail"]
@@ -56,7 +62,7 @@ def test_the_reference_bot_is_explored_completely_and_the_same_way_twice(
     assert judge(graph) == []  # no finding against the reference bot
     assert shape(crawl(ivr_bot, tmp_path)) == shape(graph)  # deterministic
     text = tree(graph)
-    assert text.startswith("call -> [") and text.endswith("5 states, 31 paths, 31 calls\n")
+    assert text.startswith("call -> [") and text.endswith("5 states, 31 paths, 37 calls\n")
 
 
 @pytest.mark.slow
