@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
@@ -89,9 +90,42 @@ async def _crawl(settings: CallSettings, store: TranscriptStore, args: argparse.
     from emulator.explore.crawler import Crawler
 
     jobs = min(args.jobs, MAX_JOBS)
+    line = ProgressLine(sys.stderr)
     crawler = Crawler(settings, store, max_depth=args.max_depth, max_calls=args.max_calls,
-                      jobs=jobs, masker=masker)  # fmt: skip
-    return await crawler.crawl()
+                      jobs=jobs, masker=masker, progress=line.show)  # fmt: skip
+    try:
+        return await crawler.crawl()
+    finally:
+        line.close()
+
+
+class ProgressLine:
+    """The live progress line on a terminal (stderr): calls made, states found, calls with an
+    error. Written over itself at most ten times a second; nothing when stderr is not a
+    terminal (a CI log gets the tree and the findings only)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.last = 0.0
+        self.shown = False
+
+    def show(self, progress: Any) -> None:
+        now = time.monotonic()
+        if not self.tty or now - self.last < 0.1:
+            return
+        self.last = now
+        errors = f" · {progress.errors} with errors" if progress.errors else ""
+        self.out.write(
+            f"\r\x1b[Kexploring: {progress.calls} calls · {progress.states} states{errors}"
+        )
+        self.out.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.out.write("\r\x1b[K")
+            self.out.flush()
 
 
 async def _settings(args: argparse.Namespace) -> CallSettings:

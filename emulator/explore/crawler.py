@@ -14,8 +14,8 @@ per move cannot show: loops followed in one call, and choices compared to the en
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
@@ -74,6 +74,15 @@ def hearing(
     return states, (*every, *tail), tail
 
 
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a crawl has gone: calls made, states found, calls with an error finding."""
+
+    calls: int = 0
+    states: int = 0
+    errors: int = 0
+
+
 class Crawler:
     """Explores the bot of ``settings`` (its URL, TLS, token...) into a ``Graph``."""
 
@@ -86,8 +95,11 @@ class Crawler:
         max_calls: int = 500,
         jobs: int = 4,
         masker: Masker = DEFAULT_MASKER,
+        progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.settings = settings
+        self.progress = progress
+        self.done = Progress()
         self.store = store
         self.max_depth = max_depth
         self.max_calls = max_calls
@@ -106,7 +118,7 @@ class Crawler:
                     break
             visits = await self.visit_all([path for _, path in frontier])
             frontier = self.grow(frontier, visits)
-        await follow_up(self.graph, self.call, self.max_calls)
+        await follow_up(self.graph, self.call, self.max_calls, self.jobs)
         return self.graph
 
     async def visit_all(self, paths: list[tuple[Move, ...]]) -> list[Visit]:
@@ -170,6 +182,10 @@ class Crawler:
         report = await place_call(settings, self.store, listener=listen)
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
         states, heard, tail = hearing(workflows, self.masker)
+        self.done = Progress(self.done.calls + 1, len(self.graph.states),
+                             self.done.errors + bool(errors))  # fmt: skip
+        if self.progress is not None:
+            self.progress(self.done)
         return Visit(tuple(states), report.end_reason, report.call_id, errors, heard, tail)
 
 

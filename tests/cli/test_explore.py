@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ import pytest
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.cli import main
+from emulator.cli.explore import ProgressLine
+from emulator.explore.crawler import Progress
 from emulator.explore.report import SCHEMA_PATH
 from tests.support import ivr_bot as running_ivr_bot
 
@@ -58,3 +61,22 @@ def test_a_bound_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
         main(["explore", "--bot", "http://127.0.0.1:9/api", "--max-depth", "0"])
     assert stop.value.code == 2
     assert "argument --max-depth: '0' is not more than 0" in capsys.readouterr().err
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_is_written_over_itself_on_a_terminal_and_not_in_a_log() -> None:
+    terminal = Terminal()
+    line = ProgressLine(terminal)
+    line.show(Progress(calls=3, states=2, errors=1))
+    line.show(Progress(calls=4, states=2, errors=1))  # within a tenth of a second: not drawn
+    line.close()
+    assert terminal.getvalue() == ("\r\x1b[Kexploring: 3 calls · 2 states · 1 with errors\r\x1b[K")
+    log = io.StringIO()
+    quiet = ProgressLine(log)
+    quiet.show(Progress(calls=3, states=2))
+    quiet.close()
+    assert log.getvalue() == ""
