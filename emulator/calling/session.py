@@ -9,6 +9,7 @@ their calls through it; Locust's users through ``emulator.load.driver``.
 from __future__ import annotations
 
 import asyncio
+import io
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -105,6 +106,10 @@ async def drive(
         value = await perform(effect)
 
 
+LARGE_BODY = 2**20
+"""From this size a request body goes to aiohttp as a file object (``AioIO.post``)."""
+
+
 class AioIO:
     """Carries out a call's effects with aiohttp and asyncio."""
 
@@ -138,8 +143,11 @@ class AioIO:
 
     async def post(self, e: Post) -> Answer | Failed:
         """One POST and its answer; a time-out, TLS or connection failure as a ``Failed``."""
+        # aiohttp warns that a raw bytes body of a mebibyte or more may block the event loop;
+        # as a file object it is written in chunks (a long recording's multipart body).
+        data: bytes | io.BytesIO = io.BytesIO(e.body) if len(e.body) >= LARGE_BODY else e.body
         try:
-            async with self.http.post(e.url, data=e.body, headers=e.headers,
+            async with self.http.post(e.url, data=data, headers=e.headers,
                                       timeout=self.timeout(e.timeout), allow_redirects=False,
                                       ssl=self.ssl) as response:  # fmt: skip
                 data, oversized = await read_limited(response, e.max_body)

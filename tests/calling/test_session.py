@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.delivery import RetryPolicy
+from emulator.calling.effects import Answer, Post
 from emulator.calling.events import EndReason
 from emulator.calling.media import decode_duration, encode_recording
 from emulator.calling.model import RecordingFormat
-from emulator.calling.session import CallReport, CallSettings, multipart_body, place_call
+from emulator.calling.session import (
+    AioIO,
+    CallReport,
+    CallSettings,
+    multipart_body,
+    place_call,
+)
 from emulator.calling.wire import WireOptions
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.calling_bots import STATE, BotState, Received, make_bot
@@ -281,6 +290,30 @@ async def test_record_result_is_multipart_with_real_audio(
     assert outcome["format"] == fmt
     assert outcome["lengthOfRecordingInSecs"] == pytest.approx(8.0)
     assert decode_duration(audio) == pytest.approx(outcome["lengthOfRecordingInSecs"], abs=0.05)
+
+
+async def test_a_body_over_a_mebibyte_is_sent_whole_without_aiohttps_large_body_warning(
+    aiohttp_server: ServerFactory,
+) -> None:
+    # Regression: a long recording's multipart body (1 MiB and more: a minute of WAV) was given
+    # to aiohttp as raw bytes, and aiohttp warned (an error under the suite's warning filter)
+    # that so large a body may block the event loop.
+    got: list[bytes] = []
+
+    async def keep(request: web.Request) -> web.Response:
+        got.append(await request.read())
+        return web.json_response({})
+
+    app = web.Application(client_max_size=4 * 2**20)
+    app.router.add_post("/api/calls", keep)
+    server = await aiohttp_server(app)
+    body = bytes(range(256)) * (5 * 2**10)  # 1.25 MiB
+    post = Post(str(server.make_url("/api/calls")), body, {"Content-Type": "audio/wav"}, 10.0,
+                2**20, "recordOutcome")  # fmt: skip
+    async with aiohttp.ClientSession() as http:
+        answer = await AioIO(http, CallSettings(bot_url="http://x"), asyncio.sleep).post(post)
+    assert isinstance(answer, Answer) and answer.status == 200
+    assert got == [body] and answer.sent_headers["Content-Length"] == str(len(body))
 
 
 async def test_failed_recording_is_plain_json(
