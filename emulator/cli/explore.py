@@ -10,10 +10,9 @@ import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
-from urllib.parse import urlsplit
 
-from emulator.cli.call import token_options
-from emulator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive_int
+from emulator.cli.call import bot_settings, token_options
+from emulator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ProgressLine, positive_int
 from emulator.errors import BotemuError
 from emulator.transcripts.store import TranscriptStore, default_db
 
@@ -67,84 +66,53 @@ def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         masker = Masker(extra=tuple(args.mask))
-        settings = asyncio.run(_settings(args))
+        settings = asyncio.run(bot_settings(args, "explore"))
         store = TranscriptStore(args.db, write_behind=True)
     except (BotemuError, MaskError) as e:
         print(f"botemu explore: {e}", file=sys.stderr)
         return EXIT_USAGE
+    began = time.time()
     with store:
         graph = asyncio.run(_crawl(settings, store, args, masker))
+        findings = judge(graph, max_prompt=args.max_prompt, max_choices=args.max_choices)
+        document = to_json(graph, args.bot, findings)
+        saved = _save(store, document, began)
     out.write(tree(graph))
-    findings = judge(graph, max_prompt=args.max_prompt, max_choices=args.max_choices)
     for f in findings:
         out.write(f"{f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
+    if saved is not None:
+        out.write(f"exploration {saved} saved in {args.db} (botemu logview: Explorations)\n")
     if args.json is not None:
-        document = to_json(graph, args.bot, findings)
         args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     errors = sum(f.severity is Severity.ERROR for f in findings)
     return EXIT_FAILED if errors else EXIT_OK
 
 
+def _save(store: TranscriptStore, document: dict[str, Any], began: float) -> str | None:
+    """The exploration saved beside its calls, for the log view's call flow; its id."""
+    from emulator.transcripts import TranscriptError
+
+    try:
+        return store.save_exploration(document, started=began)
+    except TranscriptError as e:
+        print(f"botemu explore: the exploration was not saved: {e}", file=sys.stderr)
+        return None
+
+
 async def _crawl(settings: CallSettings, store: TranscriptStore, args: argparse.Namespace,
                  masker: Any) -> Graph:  # fmt: skip
-    from emulator.explore.crawler import Crawler
+    from emulator.explore.crawler import Crawler, Progress
 
     jobs = min(args.jobs, MAX_JOBS)
     line = ProgressLine(sys.stderr)
+
+    def show(p: Progress) -> None:
+        errors = f" · {p.errors} with errors" if p.errors else ""
+        line.show(f"exploring: {p.calls} calls · {p.states} states{errors}")
+
     crawler = Crawler(settings, store, max_depth=args.max_depth, max_calls=args.max_calls,
-                      jobs=jobs, masker=masker, progress=line.show)  # fmt: skip
+                      jobs=jobs, masker=masker, progress=show)  # fmt: skip
     try:
         return await crawler.crawl()
     finally:
         line.close()
-
-
-class ProgressLine:
-    """The live progress line on a terminal (stderr): calls made, states found, calls with an
-    error. Written over itself at most ten times a second; nothing when stderr is not a
-    terminal (a CI log gets the tree and the findings only)."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.tty = bool(getattr(out, "isatty", lambda: False)())
-        self.last = 0.0
-        self.shown = False
-
-    def show(self, progress: Any) -> None:
-        now = time.monotonic()
-        if not self.tty or now - self.last < 0.1:
-            return
-        self.last = now
-        errors = f" · {progress.errors} with errors" if progress.errors else ""
-        self.out.write(
-            f"\r\x1b[Kexploring: {progress.calls} calls · {progress.states} states{errors}"
-        )
-        self.out.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.out.write("\r\x1b[K")
-            self.out.flush()
-
-
-async def _settings(args: argparse.Namespace) -> CallSettings:
-    """The calls' settings: the bot, TLS for an https bot, the Bearer token."""
-    from dataclasses import replace
-
-    from emulator.calling.session import CallSettings
-    from emulator.calling.tokens import resolve
-
-    parts = urlsplit(args.bot)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
-    ssl_context = None
-    if parts.scheme == "https":
-        from emulator.certs import client_ssl_context, ensure_certs
-
-        ssl_context = client_ssl_context(ensure_certs(args.certs), ca_file=args.ca)
-    settings = CallSettings(bot_url=args.bot, seed=args.seed, ssl_context=ssl_context)
-    resolved = await resolve(bot_url=args.bot, app_id=args.app_id, emulator=args.emulator,
-                             certs=args.certs, no_token=args.no_token)  # fmt: skip
-    print(f"botemu explore: {resolved.note}", file=sys.stderr)
-    return replace(settings, tokens=resolved.tokens, app_id=resolved.app_id)

@@ -7,6 +7,8 @@ It may import the rulebook, transcripts, the guard and the infrastructure, never
 - ``routes.py``: the HTTP surface (the page, its static files, the JSON API, the event stream);
 - ``feed.py``: the live feed, which polls the store's file for calls that changed;
 - ``activities.py``: the activities a conversation carried, for its chat view and ``.transcript``;
+- ``explorations.py``: the explorations ``botemu explore`` saved (their list, one document) and the
+  vendored layout library (``static/vendor/``) their call-flow page draws with;
 - ``static/``: plain HTML, CSS and JavaScript modules, shipped in the package (no build step, no
   network). Everything from the bot is rendered as text, never as HTML.
 

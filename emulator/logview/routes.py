@@ -15,6 +15,8 @@
 ``GET /_logview/api/stream``                                server-sent events: ``calls``
 ==========================================================  =====================================
 
+Explorations, and the vendored layout library, are served by ``explorations.py``.
+
 ``{id}`` is a call id or a unique prefix of one. Every API error is JSON, ``{"error": "..."}``:
 400 for a bad parameter or an ambiguous id, 404 for an unknown call, event, blob or route. Every
 response of the log view carries ``SECURITY_HEADERS``: a Content-Security-Policy that allows no
@@ -36,6 +38,7 @@ from aiohttp import web
 from emulator.findings import Rule
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.activities import carried, transcript
+from emulator.logview.explorations import STORE, exploration_routes
 from emulator.logview.feed import Feed
 from emulator.transcripts.store import CallSummary, StoredEvent, TranscriptError, TranscriptStore
 
@@ -115,6 +118,7 @@ def logview_app(store: TranscriptStore, *, interval: float = 0.25) -> web.Applic
     view = LogView(store, Feed(None if memory else store.path.resolve(), interval=interval))
     app = web.Application(middlewares=[_errors])
     app[LOGVIEW] = view
+    app[STORE] = store  # the explorations' routes (explorations.py)
     app.add_routes(routes())
     app.on_shutdown.append(_close_feed)
     return app
@@ -131,6 +135,7 @@ def routes() -> list[web.RouteDef]:
         web.get("/api/calls/{id}/events/{seq}/blob", _blob),
         web.get("/api/calls/{id}/export", _export),
         web.get("/api/stream", _stream),
+        *exploration_routes(),
         web.get("/api/{tail:.*}", _no_route),
     ]
 

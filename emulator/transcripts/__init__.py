@@ -7,7 +7,8 @@ Reports, exports and the log view all read it; ``botemu transcript``
 ``store.py`` is the face (``TranscriptStore``) over ``connection.py`` (the locked connection and
 write-behind, ``writer.py``); ``schema.py`` holds the tables and their migrations, ``queries.py``
 the SQL run on them, ``records.py`` the event kinds, stored events, call summaries and
-``TranscriptError``, ``liveness.py`` who writes a call and whether that writer has ended.
+``TranscriptError``, ``liveness.py`` who writes a call and whether that writer has ended,
+``explorations.py`` the explorations kept beside the calls (``botemu explore``'s graphs).
 
 The names below are loaded on first use, so importing one submodule loads no other.
 """
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         DEFAULT_DB,
         CallSummary,
         EventKind,
+        ExplorationSummary,
         StoredEvent,
         TranscriptError,
         TranscriptStore,
@@ -31,6 +33,7 @@ __all__ = [
     "DEFAULT_DB",
     "CallSummary",
     "EventKind",
+    "ExplorationSummary",
     "StoredEvent",
     "TranscriptError",
     "TranscriptStore",

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from emulator.transcripts.records import TranscriptError, reason_of
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: calls and events; 2: and ``explorations`` (``botemu explore``'s graphs)."""
 APPLICATION_ID = 0x626F7465  # "bote": marks the file as a botemu transcript database
 
 _SCHEMA = """
@@ -53,6 +54,25 @@ CREATE TABLE events (
     PRIMARY KEY (call_id, seq)
 );
 """
+_EXPLORATIONS = (
+    """CREATE TABLE IF NOT EXISTS explorations (
+    id          TEXT PRIMARY KEY,
+    started     REAL NOT NULL,
+    bot         TEXT NOT NULL,
+    version     INTEGER,
+    states      INTEGER NOT NULL,
+    edges       INTEGER NOT NULL,
+    findings    INTEGER NOT NULL,
+    errors      INTEGER NOT NULL,
+    warnings    INTEGER NOT NULL,
+    calls       INTEGER,
+    size        INTEGER NOT NULL,
+    document    TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS explorations_by_started ON explorations (started)",
+)
+"""Schema 2: one row per exploration (``botemu explore``'s graph as JSON, with the counts a list
+shows). The document is the last column, so that a list never reads its pages."""
 _TRIGGER = """
 CREATE TRIGGER findings_count AFTER INSERT ON events WHEN NEW.kind = 'finding' BEGIN
     UPDATE calls SET
@@ -66,8 +86,8 @@ _WRITER_COLUMNS = (
     "ALTER TABLE calls ADD COLUMN writer_start TEXT",
     "CREATE INDEX IF NOT EXISTS calls_running ON calls (started) WHERE ended IS NULL",
 )
-"""The migration of a schema-1 file written before calls recorded their writer (additive: an
-older botemu still reads and writes the file, and its calls have no writer)."""
+"""Part of the migration of a schema-1 file written before calls recorded their writer (its
+calls have no writer)."""
 
 
 def connect(path: str | Path, label: str) -> sqlite3.Connection:
@@ -124,7 +144,7 @@ def prepare_once(conn: sqlite3.Connection, label: str) -> None:
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    if version == SCHEMA_VERSION and has_writer_columns(conn):
+    if version == SCHEMA_VERSION:
         return  # nothing to create: a reader needs no write lock
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -138,17 +158,24 @@ def prepare_once(conn: sqlite3.Connection, label: str) -> None:
 
 def migrate(conn: sqlite3.Connection, version: int) -> None:
     """Bring a file of schema ``version`` (0: empty) up to date, inside the caller's
-    transaction."""
-    if version == SCHEMA_VERSION and not has_writer_columns(conn):
-        for statement in _WRITER_COLUMNS:  # a file from before writers were recorded
-            conn.execute(statement)
-    elif version == 0:
-        for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT
+    transaction. Schema 1 (with or without the writer columns) gains them and the
+    ``explorations`` table, and becomes schema 2."""
+    if version == 0:
+        # not executescript: it would COMMIT
+        for statement in [*_SCHEMA.split(";"), *_EXPLORATIONS]:
             if statement.strip():
                 conn.execute(statement)
         conn.execute(_TRIGGER)
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    elif version == 1:
+        if not has_writer_columns(conn):  # a file from before writers were recorded
+            for statement in _WRITER_COLUMNS:
+                conn.execute(statement)
+        for statement in _EXPLORATIONS:
+            conn.execute(statement)
+    else:
+        return  # up to date (another process migrated it first)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
 def has_writer_columns(conn: sqlite3.Connection) -> bool:

@@ -4,10 +4,11 @@ One file (default ``.botemu/transcripts.db``) in WAL mode with ``synchronous=NOR
 ``append`` is its own transaction, so a crash or a ``kill -9`` loses nothing that was committed,
 and the file opens cleanly afterwards (a power cut may lose the last few commits; nothing more).
 
-Two tables. ``calls`` holds one row per call or conversation, with the counters a list view needs
+Three tables. ``calls`` holds one row per call or conversation, with the counters a list view needs
 (workflows, errors, warnings, end reason) so that listing 10,000 calls never reads an event.
 ``events`` holds ``(call_id, seq)`` → virtual time, wall time, kind, payload (JSON text) and an
-optional blob (binary audio). ``seq`` is 1, 2, 3... per call, allocated inside the same write
+optional blob (binary audio). ``explorations`` holds ``botemu explore``'s graphs
+(``explorations.py``). ``seq`` is 1, 2, 3... per call, allocated inside the same write
 transaction as the insert, so it stays unique across threads and across processes.
 
 Errors: ``TranscriptError`` (a ``BotemuError``) with a one-line message and the ``path`` of the
@@ -26,7 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from emulator.jsonutil import JSON
-from emulator.transcripts.connection import StoreConnection
+from emulator.transcripts.explorations import (
+    MAX_EXPLORATION_BYTES,
+    ExplorationStore,
+    ExplorationSummary,
+)
 from emulator.transcripts.liveness import writer_gone, writer_identity
 from emulator.transcripts.queries import (
     CALL_COLUMNS,
@@ -57,9 +62,11 @@ __all__ = [
     "ENV_DB",
     "ENV_WRITE_BEHIND",
     "INTERRUPTED",
+    "MAX_EXPLORATION_BYTES",
     "SCHEMA_VERSION",
     "CallSummary",
     "EventKind",
+    "ExplorationSummary",
     "StoredEvent",
     "TranscriptError",
     "TranscriptStore",
@@ -88,8 +95,9 @@ INTERRUPTED = "interrupted"
 """The end reason of a call whose writer process ended (killed, crashed) before finishing it."""
 
 
-class TranscriptStore(StoreConnection):
-    """A transcript database. Thread-safe: one connection guarded by a lock."""
+class TranscriptStore(ExplorationStore):
+    """A transcript database. Thread-safe: one connection guarded by a lock. Its explorations
+    (``save_exploration``, ``explorations``, ``exploration``...) are in ``explorations.py``."""
 
     def __init__(
         self,

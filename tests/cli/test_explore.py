@@ -11,9 +11,9 @@ import pytest
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.cli import main
-from emulator.cli.explore import ProgressLine
-from emulator.explore.crawler import Progress
+from emulator.cli.common import ProgressLine
 from emulator.explore.report import SCHEMA_PATH
+from emulator.transcripts.store import TranscriptStore
 from tests.support import ivr_bot as running_ivr_bot
 
 
@@ -34,7 +34,15 @@ def test_explore_prints_the_call_flow_and_exits_0(
     lines = out.splitlines()
     assert lines[0].startswith("call -> [") and "menu (sales, support, voicemail)" in lines[0]
     assert "  press 3 -> [" in out and "record:" in out
-    assert lines[-1] == "5 states, 31 paths, 37 calls"
+    assert lines[-2] == "5 states, 31 paths, 37 calls"
+    saved = lines[-1].split()[1]
+    assert (
+        lines[-1]
+        == f"exploration {saved} saved in {tmp_path / 't.db'} (botemu logview: Explorations)"
+    )
+    with TranscriptStore(tmp_path / "t.db") as store:  # the log view draws it from there
+        stored = store.exploration(saved)
+    assert stored is not None and len(stored["states"]) == 5
     assert "no Authorization header" in err
     document = json.loads((tmp_path / "flow.json").read_text())
     Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)
@@ -71,12 +79,12 @@ class Terminal(io.StringIO):
 def test_the_progress_line_is_written_over_itself_on_a_terminal_and_not_in_a_log() -> None:
     terminal = Terminal()
     line = ProgressLine(terminal)
-    line.show(Progress(calls=3, states=2, errors=1))
-    line.show(Progress(calls=4, states=2, errors=1))  # within a tenth of a second: not drawn
+    line.show("exploring: 3 calls")
+    line.show("exploring: 4 calls")  # within a tenth of a second: not drawn
     line.close()
-    assert terminal.getvalue() == ("\r\x1b[Kexploring: 3 calls · 2 states · 1 with errors\r\x1b[K")
+    assert terminal.getvalue() == "\r\x1b[Kexploring: 3 calls\r\x1b[K"
     log = io.StringIO()
     quiet = ProgressLine(log)
-    quiet.show(Progress(calls=3, states=2))
+    quiet.show("exploring: 3 calls")
     quiet.close()
     assert log.getvalue() == ""

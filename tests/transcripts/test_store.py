@@ -700,8 +700,8 @@ def test_a_database_from_before_writers_gains_the_columns_and_keeps_its_calls(
     tmp_path: Path,
 ) -> None:
     """A schema-1 file written before calls recorded their writer is migrated on open (the two
-    columns and the index are added; the version stays 1, so an older botemu still reads it);
-    its running call has no writer to check, and is left running."""
+    columns and the index are added, with the explorations table of schema 2); its running call
+    has no writer to check, and is left running."""
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
     conn.executescript(OLD_SCHEMA)
@@ -716,7 +716,7 @@ def test_a_database_from_before_writers_gains_the_columns_and_keeps_its_calls(
     try:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
         assert {"writer_pid", "writer_start"} <= columns
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
         pid, start = conn.execute(
             "SELECT writer_pid, writer_start FROM calls WHERE id = ?", (new,)
         ).fetchone()

@@ -37,6 +37,8 @@ export const urls = {
   call: (id, after = 0) => `${API}/calls/${enc(id)}${after ? `?after=${after}` : ''}`,
   blob: (id, seq) => `${API}/calls/${enc(id)}/events/${seq}/blob`,
   export: (id, format) => `${API}/calls/${enc(id)}/export?format=${format}`,
+  explorations: ({ limit, offset }) => `${API}/explorations?limit=${limit}&offset=${offset}`,
+  exploration: (id) => `${API}/explorations/${enc(id)}`,
   rules: `${BASE}/docs/rules.md`,
   stream: `${API}/stream`,
 };

@@ -1,38 +1,67 @@
-// botemu's log view: the router between the list and a call's page, and the live stream.
+// botemu's log view: the router between the list, a call's page, the explorations and a call
+// flow, and the live stream.
 
 import { watch } from './api.js';
 import { CallPage } from './callpage.js';
 import { $ } from './dom.js';
+import { ExplorationsPage } from './explorations.js';
+import { FlowPage } from './flow.js';
 import { ListPage } from './list.js';
 
 const listPage = $('#list-page');
 const callPage = $('#call-page');
+const explorationsPage = $('#explorations-page');
+const flowPage = $('#flow-page');
+const tabs = $('#tabs');
+const back = $('#back');
 const list = new ListPage(listPage);
 const call = new CallPage(callPage);
+const explorations = new ExplorationsPage(explorationsPage);
+const flow = new FlowPage(flowPage);
 const live = $('#live');
+let previous = '#/';
+
+function decoded(id) {
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    return id; // keep it as it is
+  }
+}
+
+function show(page) {
+  for (const section of [listPage, callPage, explorationsPage, flowPage]) section.hidden = section !== page;
+  tabs.hidden = page !== listPage && page !== explorationsPage;
+  $('#tab-calls').toggleAttribute('aria-current', page === listPage);
+  $('#tab-explorations').toggleAttribute('aria-current', page === explorationsPage);
+  if (page !== listPage) list.close();
+  if (page !== callPage) call.close();
+  if (page !== explorationsPage) explorations.close();
+  if (page !== flowPage) flow.close();
+}
 
 function route() {
   const hash = location.hash || '#/';
-  const match = /^#\/calls\/(.+)$/.exec(hash);
-  if (match) {
-    list.close();
-    listPage.hidden = true;
-    callPage.hidden = false;
-    let id = match[1];
-    try {
-      id = decodeURIComponent(id);
-    } catch {
-      // keep it as it is
-    }
-    call.open(id, list.hash);
+  const callMatch = /^#\/calls\/(.+)$/.exec(hash);
+  const flowMatch = /^#\/explorations\/(.+)$/.exec(hash);
+  if (callMatch) {
+    show(callPage);
+    const fromFlow = previous.startsWith('#/explorations/');
+    call.open(decoded(callMatch[1]), fromFlow ? previous : list.hash);
+    back.textContent = fromFlow ? '← call flow' : '← all calls';
     window.scrollTo(0, 0);
+  } else if (flowMatch) {
+    show(flowPage);
+    flow.open(decoded(flowMatch[1]));
+  } else if (hash === '#/explorations') {
+    show(explorationsPage);
+    explorations.open();
   } else {
-    call.close();
-    callPage.hidden = true;
-    listPage.hidden = false;
+    show(listPage);
     const query = hash.startsWith('#/?') ? hash.slice(3) : '';
     list.open(query);
   }
+  if (!callMatch) previous = hash;
 }
 
 const STATES = {
