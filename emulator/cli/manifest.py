@@ -212,4 +212,3 @@ def _json(result: _Result) -> dict[str, object]:
         "warnings": len(result.findings) - result.errors,
         "findings": findings,
     }
-

@@ -3,9 +3,12 @@
 A thin shell over ``TranscriptStore``. Every subcommand takes ``--db PATH`` (default
 ``$BOTEMU_DB``, else ``.botemu/transcripts.db``) and never creates a database that is not there.
 ``export --format transcript`` writes a conversation's ``.transcript`` file with the log view's
-code (``emulator.logview.activities``), so both give the same bytes.
-Exit codes: 0 done; 2 the database is missing or unreadable, the id matches no call, or a call
-(not a conversation) is asked for as a ``.transcript``.
+code (``emulator.logview.activities``), so both give the same bytes. ``to-scenario`` writes a
+scenario that replays a stored call or conversation (``emulator.replay``), checked by the
+scenario loader before it is written.
+Exit codes: 0 done; 1 that check failed (a botemu bug); 2 the database is missing or unreadable,
+the id matches no call, a call (not a conversation) is asked for as a ``.transcript``, or a call
+cannot be made a scenario.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from emulator.transcripts.store import (
     default_db,
 )
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("json", "transcript")
 _PROG = "botemu transcript"
 _FALLBACK_WIDTH = 160  # a summary-less event is shown as kind + compact JSON, cut to this
@@ -49,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_list(actions)
     _add_show(actions)
     _add_export(actions)
+    _add_to_scenario(actions)
 
 
 def _add_list(actions: argparse._SubParsersAction[Any]) -> None:
@@ -97,6 +101,30 @@ def _add_export(actions: argparse._SubParsersAction[Any]) -> None:
     export.set_defaults(handler=_export)
 
 
+def _add_to_scenario(actions: argparse._SubParsersAction[Any]) -> None:
+    to = actions.add_parser(
+        "to-scenario",
+        help="a scenario that replays a stored call (or conversation)",
+        description="Write a scenario that does again what the caller of a stored call did, at "
+        "the same virtual times, and expects what the bot did: its prompts (numbers, dates, "
+        "times and ids as patterns; --strict: as played), its outcomes, how the call ended and "
+        "the recording. A conversation gives its turns and the bot's replies. botemu test runs "
+        "it against the bot.",
+    )
+    _db_option(to)
+    to.add_argument("id", metavar="ID", help="a call (or conversation) id, or a unique prefix")
+    to.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not standard output")
+    mode = to.add_mutually_exclusive_group()
+    mode.add_argument("--strict", action="store_true", help="expect every prompt as it was played")
+    mode.add_argument("--loose", action="store_true",
+                      help="expect prompts with numbers, dates, times and ids as patterns "
+                      "(the default)")  # fmt: skip
+    to.add_argument("--mask", action="append", default=[], metavar="REGEX",
+                    help="a pattern of volatile prompt text, also matched by any text "
+                    "(loose; may be repeated)")  # fmt: skip
+    to.set_defaults(handler=_to_scenario)
+
+
 def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
@@ -118,7 +146,8 @@ def _count_arg(text: str) -> int:
 def _needs_action(parser: argparse.ArgumentParser) -> Handler:
     def handler(args: argparse.Namespace, out: TextIO) -> int:
         parser.print_usage(sys.stderr)
-        print(f"{_PROG}: error: choose an action: list, show or export", file=sys.stderr)
+        print(f"{_PROG}: error: choose an action: list, show, export or to-scenario",
+              file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
 
     return handler
@@ -141,7 +170,7 @@ def _open(args: argparse.Namespace) -> TranscriptStore:
     return TranscriptStore(path)
 
 
-def _fail(error: TranscriptError) -> int:
+def _fail(error: Exception) -> int:
     print(f"{_PROG}: {error}", file=sys.stderr)
     return EXIT_USAGE
 
@@ -295,6 +324,57 @@ def _transcript(store: TranscriptStore, summary: CallSummary) -> JSON:
     from emulator.logview.activities import carried, transcript  # the log view's aiohttp: lazily
 
     return transcript(carried(store.events(summary.id), summary.bot))
+
+
+# --- to-scenario -------------------------------------------------------------------------------
+
+
+def _to_scenario(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.replay.convert import ReplayError, replay_of  # the engine: lazily
+    from emulator.replay.masking import Masker, MaskError
+    from emulator.scenario import SCHEMA_PATH, ScenarioError
+    from emulator.scenario.loader import load_scenarios_text
+
+    target = Path(args.output) if args.output else None
+    where = target.resolve().parent if target else Path.cwd()
+    try:
+        masker = Masker(extra=tuple(args.mask))
+        with _open(args) as store:
+            replay = replay_of(store, args.id, strict=args.strict, masker=masker,
+                               schema=_schema_ref(Path(SCHEMA_PATH), where))  # fmt: skip
+    except (TranscriptError, ReplayError) as e:
+        return _fail(e)
+    except MaskError as e:
+        print(f"{_PROG}: --mask: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        load_scenarios_text(replay.text, name=args.output or "<scenario>")
+    except ScenarioError as e:  # a bug: what replay writes must be a valid scenario
+        print(f"{_PROG}: the scenario made from {replay.call_id} is not valid, a botemu bug: {e}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    for note in replay.notes:
+        print(f"{_PROG}: note: {note}", file=sys.stderr)
+    if target is None:
+        out.write(replay.text)
+        return EXIT_OK
+    try:
+        target.write_text(replay.text, encoding="utf-8")
+    except OSError as e:
+        print(f"{_PROG}: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.output} (replays {replay.kind} {replay.call_id})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _schema_ref(schema: Path, where: Path) -> str:
+    """The schema as the editor line names it: relative to the scenario's directory, or
+    absolute when they share no directory but the root."""
+    import os
+
+    if os.path.commonpath([schema.resolve(), where]) == where.anchor:
+        return schema.resolve().as_posix()
+    return Path(os.path.relpath(schema.resolve(), where)).as_posix()
 
 
 # --- formatting --------------------------------------------------------------------------------
