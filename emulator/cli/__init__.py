@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "rules": "rules",
     "call": "call",
     "explore": "explore",
+    "fuzz": "fuzz",
     "load": "load",
     "test": "test",
     "scenario": "scenario",

@@ -217,3 +217,26 @@ def _summary(report: CallReport, db: Path) -> str:
         f"{report.end_reason.value} · {report.workflows} workflows · {report.vtime:.1f}s · "
         f"{errors}, {warnings} · transcript {short} in {db} (botemu transcript show {short})"
     )
+
+
+async def bot_settings(args: argparse.Namespace, command: str) -> CallSettings:
+    """The settings of ``command``'s calls to ``--bot``: TLS for an https bot, the Bearer token
+    (``token_options``). A note on the token goes to stderr; a bad URL is a ``BotemuError``."""
+    from dataclasses import replace
+
+    from emulator.calling.session import CallSettings
+    from emulator.calling.tokens import resolve
+
+    parts = urlsplit(args.bot)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BotemuError(f"--bot {args.bot!r} is not an http(s) URL")
+    ssl_context = None
+    if parts.scheme == "https":
+        from emulator.certs import client_ssl_context, ensure_certs
+
+        ssl_context = client_ssl_context(ensure_certs(args.certs), ca_file=args.ca)
+    settings = CallSettings(bot_url=args.bot, seed=args.seed, ssl_context=ssl_context)
+    resolved = await resolve(bot_url=args.bot, app_id=args.app_id, emulator=args.emulator,
+                             certs=args.certs, no_token=args.no_token)  # fmt: skip
+    print(f"botemu {command}: {resolved.note}", file=sys.stderr)
+    return replace(settings, tokens=resolved.tokens, app_id=resolved.app_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import NoReturn, TextIO
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -48,3 +49,28 @@ def positive_int(text: str) -> int:
 def count(n: int, word: str) -> str:
     """``1 error``, ``2 errors``."""
     return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class ProgressLine:
+    """A live progress line on a terminal (written over itself, at most ten times a second);
+    nothing when ``out`` is not a terminal (a CI log gets the report only)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.last = 0.0
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        now = time.monotonic()
+        if not self.tty or now - self.last < 0.1:
+            return
+        self.last = now
+        self.out.write(f"\r\x1b[K{text}")
+        self.out.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.out.write("\r\x1b[K")
+            self.out.flush()

@@ -1,0 +1,49 @@
+"""The drawn caller: a sequence one step longer than what was drawn until the caller stops,
+drawing only when a step is read, ending with a hang-up; and the waiting state kept from the
+call's events."""
+
+from __future__ import annotations
+
+import json
+
+from emulator.calling.caller import HangUp, Press, Silence, Step
+from emulator.fuzz.caller import DrawnSteps, Listening
+
+
+def test_steps_are_drawn_when_read_and_the_caller_hangs_up_when_it_stops() -> None:
+    queue: list[Step | None] = [Press("1"), Silence(6.0), None, Press("9")]
+    drawn = DrawnSteps(lambda: queue.pop(0), limit=8)
+    assert len(drawn) == 1 and list(drawn) == []  # iterating never draws
+    assert drawn[0] == Press("1") and len(drawn) == 2
+    assert drawn[2] == HangUp()  # reading ahead draws up to it; the stop became a hang-up
+    assert len(drawn) == 3 and drawn.done and drawn.steps == (Press("1"), Silence(6.0), HangUp())
+    assert queue == [Press("9")]  # nothing drawn after the stop
+    assert drawn[0:2] == [Press("1"), Silence(6.0)]
+
+
+def test_the_limit_ends_the_caller_with_a_hang_up() -> None:
+    drawn = DrawnSteps(lambda: Press("1"), limit=2)
+    assert drawn[2] == HangUp() and len(drawn) == 3
+
+
+def test_listening_keeps_the_waiting_state_and_where_the_first_error_came() -> None:
+    listening = Listening()
+    menu = {"actions": [
+        {"operationId": "a", "action": "answer"},
+        {"operationId": "p", "action": "playPrompt", "prompts": [{"value": "Hello."}]},
+        {"operationId": "r", "action": "recognize",
+         "playPrompt": {"operationId": "q", "action": "playPrompt",
+                        "prompts": [{"value": "Press 1 for sales."}]},
+         "choices": [{"name": "sales", "dtmfVariation": "1"}]},
+    ], "links": {"callback": "https://bot/cb"}}  # fmt: skip
+    listening("finding", {"severity": "warning"}, 0.0)
+    listening("http.response", {"status": 200, "body": json.dumps(menu)}, 0.0)
+    listening("http.response", {"status": 500, "body": "oops"}, 1.0)  # not a Workflow
+    assert listening.state is not None and listening.state.prompts == (
+        "hello.",
+        "press # for sales.",
+    )
+    assert listening.failed_in is None
+    listening("finding", {"severity": "error"}, 2.0)
+    listening("finding", {"severity": "error"}, 3.0)
+    assert listening.failed_in == listening.state.id and len(listening.states) == 1

@@ -1,0 +1,100 @@
+"""The search against bots with a planted bug (``tests/bots/fuzz_bots.py``): each bug found
+within the budget and shrunk to exactly its steps; sound bots, the reference IVR bot among them,
+survive; the same seed gives the same failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from emulator.calling.caller import describe
+from emulator.calling.session import CallSettings
+from emulator.fuzz.search import Fuzzer, Search
+from emulator.transcripts.store import TranscriptStore
+from tests.bots.fuzz_bots import make_fuzz_bot
+from tests.support import ivr_bot
+
+ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
+
+
+async def fuzz(url: str, tmp_path: Path, **options: int | bool) -> Search:
+    """A search against ``url``, in a thread of its own (it runs its own event loop)."""
+    with TranscriptStore(tmp_path / "t.db", write_behind=True) as store:
+        fuzzer = Fuzzer(CallSettings(bot_url=url, seed=1), store, **options)  # type: ignore[arg-type]
+        return await asyncio.to_thread(fuzzer.run)
+
+
+def summary(found: Search) -> list[tuple[str, str]]:
+    return [(f.rule, "; ".join(describe(s) for s in f.steps)) for f in found.failures.values()]
+
+
+@pytest.mark.slow
+async def test_a_bug_three_steps_deep_is_found_within_300_and_shrunk_to_those_steps(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = await aiohttp_server(make_fuzz_bot("operator"))
+    found = await fuzz(str(server.make_url("/api/calls")), tmp_path, budget=300)
+    assert summary(found) == [("CALL-HTTP-5XX", "press 9; silence 4s; press #")]
+    assert found.problem is None and found.unconfirmed == set()
+    [failure] = found.failures.values()
+    assert "choice=back with HTTP 500" in failure.message
+
+
+@pytest.mark.slow
+async def test_an_invalid_workflow_after_speech_over_the_menu_is_found_and_shrunk(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = await aiohttp_server(make_fuzz_bot("speech"))
+    found = await fuzz(str(server.make_url("/api/calls")), tmp_path, budget=300)
+    assert summary(found) == [("WF-RECOGNIZE-ONE-OF", "say news")]
+
+
+@pytest.mark.slow
+async def test_a_sound_bot_survives_and_the_same_seed_gives_the_same_search(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = await aiohttp_server(make_fuzz_bot("sound"))
+    url = str(server.make_url("/api/calls"))
+    found = await fuzz(url, tmp_path, budget=200)
+    assert found.failures == {} and found.calls == 200
+    buggy = await aiohttp_server(make_fuzz_bot("operator"))
+    first = await fuzz(str(buggy.make_url("/api/calls")), tmp_path, budget=300, seed=7)
+    again = await fuzz(str(buggy.make_url("/api/calls")), tmp_path, budget=300, seed=7)
+    assert summary(first) == summary(again) and first.calls == again.calls
+
+
+@pytest.mark.slow
+def test_the_reference_ivr_bot_survives_a_budget_of_1000(tmp_path: Path) -> None:
+    with ivr_bot() as url, TranscriptStore(tmp_path / "t.db", write_behind=True) as store:
+        found = Fuzzer(CallSettings(bot_url=url, seed=1), store, budget=1000).run()
+    assert summary(found) == [] and found.problem is None
+    assert found.calls == 1000
+
+
+@pytest.mark.slow
+async def test_faults_are_drawn_and_a_bot_that_crashes_on_a_retried_callback_is_caught(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    seen: set[str] = set()
+
+    async def crash_on_retry(request: web.Request) -> web.StreamResponse:
+        message = request.headers.get("X-Platform-Message-ID", "")
+        if message and message in seen:
+            return web.Response(status=500, text="seen this one")
+        seen.add(message)
+        return await handle(request)
+
+    app = make_fuzz_bot("sound")
+    handle = app.router.routes()._routes[0].handler  # type: ignore[attr-defined]
+    bot = web.Application()
+    bot.router.add_post("/api/calls", crash_on_retry)
+    server = await aiohttp_server(bot)
+    found = await fuzz(str(server.make_url("/api/calls")), tmp_path, budget=300, faults=True)
+    assert found.failures, "a bot that fails a retried or duplicated callback is caught"
+    failure = next(iter(found.failures.values()))
+    assert failure.faults.fail_callbacks or failure.faults.duplicate_callbacks
