@@ -19,6 +19,7 @@ from emulator.transcripts.store import TranscriptStore, default_db
 if TYPE_CHECKING:
     from emulator.calling.session import CallSettings
     from emulator.explore.crawler import Graph
+    from emulator.explore.scenarios import Written
 
 MAX_JOBS = 64
 
@@ -53,6 +54,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     explore.add_argument("--json", type=Path, metavar="FILE",
                          help="write the graph, the findings and the bounds hit as JSON "
                          "(format 1: emulator/explore/schema.json)")  # fmt: skip
+    explore.add_argument("--write-scenarios", type=Path, metavar="DIR",
+                         help="write one scenario per path to a leaf into DIR: its caller "
+                         "steps, prompts (volatile parts as patterns), outcomes and ending; "
+                         "botemu test DIR replays them")  # fmt: skip
     explore.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     token_options(explore)
     explore.set_defaults(handler=explore_handler)
@@ -77,15 +82,38 @@ def explore_handler(args: argparse.Namespace, out: TextIO) -> int:
         findings = judge(graph, max_prompt=args.max_prompt, max_choices=args.max_choices)
         document = to_json(graph, args.bot, findings)
         saved = _save(store, document, began)
+        written = None if args.write_scenarios is None else _scenarios(graph, store, masker)
     out.write(tree(graph))
     for f in findings:
         out.write(f"{f.severity.value}: {f.where}: {f.message} [{f.rule}]\n")
     if saved is not None:
         out.write(f"exploration {saved} saved in {args.db} (botemu logview: Explorations)\n")
+    if written is not None:
+        _write_scenarios(written, args.write_scenarios, out)
     if args.json is not None:
         args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     errors = sum(f.severity is Severity.ERROR for f in findings)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _scenarios(graph: Graph, store: TranscriptStore, masker: Any) -> list[Written]:
+    from emulator.explore.scenarios import leaf_scenarios
+
+    return leaf_scenarios(graph, store, masker)
+
+
+def _write_scenarios(written: list[Written], folder: Path, out: TextIO) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    made = 0
+    for scenario in written:
+        if scenario.skipped is not None:
+            print(
+                f"botemu explore: {scenario.name} not written: {scenario.skipped}", file=sys.stderr
+            )
+            continue
+        (folder / scenario.name).write_text(scenario.text)
+        made += 1
+    out.write(f"{made} scenarios written to {folder} (botemu test {folder} --bot ...)\n")
 
 
 def _save(store: TranscriptStore, document: dict[str, Any], began: float) -> str | None:

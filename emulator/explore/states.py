@@ -16,66 +16,35 @@ so that one menu heard twice is one state:
 - choices are kept in the bot's order, each with its DTMF key and speech variations as given;
 - the key is canonical JSON of the above; ``State.id`` is the first 12 hex digits of its SHA-256.
 
-Pure: no I/O, and it imports only the calling model.
+The masking itself is ``emulator.replay.masking``'s, which a replayed scenario's patterns share.
+Pure: no I/O, and it imports only the calling model and the masking.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from emulator.calling.model import PlayPrompt, Prompt, Recognize, Record
 from emulator.calling.speech import speech_seconds
-
-MAX_PATTERNS = 50
-MAX_PATTERN_LENGTH = 500
-DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
-    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<id>"),
-    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", "<id>"),
-    (r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b", "<date>"),
-    (r"\b\d{1,2}:\d{2}(?::\d{2})?\b", "<time>"),
-    (r"\+?\d[\d,.\s-]*\d|\d", "#"),
+from emulator.replay.masking import (
+    DEFAULT_MASKS,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERNS,
+    Masker,
+    MaskError,
 )
-"""(pattern, replacement), applied in order (ids and dates before plain numbers)."""
 
-
-class MaskError(ValueError):
-    """A user's mask pattern that is not a usable regular expression."""
-
-
-@dataclass(frozen=True)
-class Masker:
-    """Masks the volatile parts of prompt text; ``extra``: the user's patterns, applied first."""
-
-    extra: tuple[str, ...] = ()
-    _compiled: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if len(self.extra) > MAX_PATTERNS:
-            raise MaskError(f"at most {MAX_PATTERNS} mask patterns, got {len(self.extra)}")
-        compiled = []
-        for pattern in self.extra:
-            if len(pattern) > MAX_PATTERN_LENGTH:
-                raise MaskError(f"a mask pattern is longer than {MAX_PATTERN_LENGTH} characters")
-            try:
-                compiled.append((re.compile(pattern, re.IGNORECASE), "<masked>"))
-            except re.error as e:
-                raise MaskError(f"mask pattern {pattern[:60]!r}: {e}") from None
-        compiled += [(re.compile(p, re.IGNORECASE), r) for p, r in DEFAULT_MASKS]
-        object.__setattr__(self, "_compiled", tuple(compiled))
-
-    def text(self, value: str) -> str:
-        out = " ".join(value.split()).casefold()
-        for pattern, replacement in self._compiled:
-            out = pattern.sub(replacement, out)
-        return out
-
+__all__ = [
+    "DEFAULT_MASKER", "DEFAULT_MASKS", "MAX_PATTERNS", "MAX_PATTERN_LENGTH", "Choice", "MaskError",
+    "Masker", "State", "distinct", "observe", "prompt_text",
+]  # fmt: skip
 
 DEFAULT_MASKER = Masker()
+"""The masks of ``emulator.replay.masking`` (shared with ``botemu transcript to-scenario``)."""
 
 
 @dataclass(frozen=True, slots=True)

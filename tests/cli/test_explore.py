@@ -14,6 +14,7 @@ from emulator.cli import main
 from emulator.cli.common import ProgressLine
 from emulator.explore.report import SCHEMA_PATH
 from emulator.transcripts.store import TranscriptStore
+from tests.cli.test_transcript_to_scenario import replay_bot
 from tests.support import ivr_bot as running_ivr_bot
 
 
@@ -88,3 +89,27 @@ def test_the_progress_line_is_written_over_itself_on_a_terminal_and_not_in_a_log
     quiet.show("exploring: 3 calls")
     quiet.close()
     assert log.getvalue() == ""
+
+
+@pytest.mark.slow
+def test_write_scenarios_writes_one_per_leaf_that_passes_and_fails_when_the_bot_changes(
+    ivr_bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite"
+    code = main(["explore", "--bot", ivr_bot, "--no-token", "--db", str(tmp_path / "t.db"),
+                 "--write-scenarios", str(suite)])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    files = sorted(p.name for p in suite.glob("*.yaml"))
+    assert len(files) == 12 and files[0] == "001-hangup.yaml"
+    assert "002-press-1-press-12345678pound.yaml" in files
+    assert f"12 scenarios written to {suite}" in out
+    text = (suite / "002-press-1-press-12345678pound.yaml").read_text()
+    assert 'name: "explore: press 1; press 12345678#"' in text
+    run = ["test", str(suite), "--bot", ivr_bot, "--no-token", "--db", str(tmp_path / "r.db")]
+    assert main(run) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    with replay_bot("swapped") as changed:  # sales and support change keys
+        assert main([*run[:2], "--bot", changed, *run[4:]]) == 1
+    report = capsys.readouterr().out
+    assert "FAIL  explore: press 1; press 12345678#" in report and "[EXP-" in report
