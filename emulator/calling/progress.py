@@ -24,6 +24,8 @@ class Media:
 
     seconds: float | None = None
     failure: str | None = None
+    rule: str | None = None
+    """The id of the rule a failure broke (CALL-MEDIA-FETCH, -SIZE, -FORMAT)."""
 
 
 @dataclass(frozen=True, slots=True)

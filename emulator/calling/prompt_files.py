@@ -28,12 +28,22 @@ class PromptFiles:
         self.log = log
         self.cache = cache
         self.timeout = timeout
+        self.reported: set[str] = set()
 
     def fetch(self, workflow: Workflow) -> Steps[dict[str, Media]]:
-        """Fetch each prompt file once (per cache), check it, and learn its duration."""
+        """Fetch each prompt file once (per cache), check it, and learn its duration. A file
+        that failed in an earlier call sharing the cache fails this call too, with its finding
+        (once per call), though it is not fetched again."""
         for uri in file_uris(workflow):
             if uri not in self.cache:
                 self.cache[uri] = yield from self.fetch_one(uri)
+                self.reported.add(uri)
+            elif uri not in self.reported:
+                self.reported.add(uri)
+                known = self.cache[uri]
+                rule = MEDIA_RULES.get(known.rule or "")
+                if known.failure is not None and rule is not None:
+                    self.log.found(rule, uri, f"{known.failure} (fetched earlier in this run)")
         return dict(self.cache)
 
     def fetch_one(self, uri: str) -> Steps[Media]:
@@ -59,7 +69,10 @@ class PromptFiles:
 
     def failed(self, uri: str, rule: Rule, why: str) -> Media:
         self.log.found(rule, uri, why)
-        return Media(failure=why)
+        return Media(failure=why, rule=rule.id)
+
+
+MEDIA_RULES = {r.id: r for r in (X.CALL_MEDIA_FETCH, X.CALL_MEDIA_SIZE, X.CALL_MEDIA_FORMAT)}
 
 
 def file_uris(workflow: Workflow) -> list[str]:

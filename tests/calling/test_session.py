@@ -19,6 +19,7 @@ from emulator.calling.effects import Answer, Post
 from emulator.calling.events import EndReason
 from emulator.calling.media import decode_duration, encode_recording
 from emulator.calling.model import RecordingFormat
+from emulator.calling.progress import Media
 from emulator.calling.session import (
     AioIO,
     CallReport,
@@ -365,6 +366,23 @@ async def test_a_prompt_file_that_is_not_audio_fails_the_prompt(
     assert outcome["type"] == "playPromptOutcome"  # type: ignore[index]
     assert outcome["completionReason"] == "temporarySystemFailure"  # type: ignore[index]
     assert "failureReason" in outcome  # type: ignore[operator]
+
+
+async def test_a_broken_prompt_file_fetched_by_an_earlier_call_fails_the_next_with_its_finding(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    # Regression: with a media cache shared across calls (a runner's), only the first call
+    # recorded CALL-MEDIA-FORMAT; the next ones failed the prompt without a finding.
+    server = await aiohttp_server(make_bot("media", b"<html>not audio</html>"))
+    settings = CallSettings(bot_url=str(server.make_url("/api/calls")), retry=FAST)
+    cache: dict[str, Media] = {}
+    first = await place_call(settings, store, media_cache=cache)
+    second = await place_call(settings, store, media_cache=cache)
+    assert rules_of(first) == rules_of(second) == ["CALL-MEDIA-FORMAT"]
+    [again] = [f for f in second.findings if f.rule == "CALL-MEDIA-FORMAT"]
+    assert again.message.endswith("(fetched earlier in this run)")
+    fetches = [e for e in store.events(second.call_id) if "fetched" in str(e.payload)]
+    assert len(cache) == 1 and not any(e.kind == "platform" for e in fetches)
 
 
 async def test_pace_lets_real_time_pass_in_step_with_virtual_time(
