@@ -21,16 +21,11 @@ from typing import Any
 import yaml
 
 from emulator.calling.caller import (
-    DEFAULT_DIGIT_GAP,
-    Listen,
-    Press,
-    Say,
-    Silence,
     Step,
-    Talk,
 )
 from emulator.calling.faults import PlatformFaults
 from emulator.fuzz.verdict import NEVER_ENDS, Failure
+from emulator.replay.writing import step_text
 
 Replay = Callable[[tuple[Step, ...], PlatformFaults], Awaitable[Failure | None]]
 SCHEMA = Path(__file__).resolve().parent.parent / "scenario" / "schema.json"
@@ -72,53 +67,35 @@ def scenario_text(failure: Failure, *, bot: str, seed: int, confirmed: bool) -> 
     """The YAML scenario of ``failure``. Its schema line names the package's schema by its
     absolute path, which holds wherever the file goes."""
     schema = SCHEMA
-    document: dict[str, Any] = {
+    head: dict[str, Any] = {
         "name": f"fuzz: {failure.rule} in state {failure.state}",
         "description": failure.message[:500],
         "tags": ["fuzz"],
-        "caller": [step_data(s) for s in failure.steps],
     }
+    tail: dict[str, Any] = {}
     faults = faults_data(failure.faults)
     if faults:
-        document["faults"] = faults
+        tail["faults"] = faults
     if failure.rule in NEVER_ENDS.values():
-        document["expect"] = {"call": {"ended_by": ["bot", "caller"]}}
+        tail["expect"] = {"call": {"ended_by": ["bot", "caller"]}}
     note = (
         "" if confirmed else " It did not fail again when replayed: the bot may not answer alike."
     )
-    head = [
+    lines = [
         f"# yaml-language-server: $schema={schema}",
         f"# Found by botemu fuzz --seed {seed} against {bot}: {failure.rule} in state "
         f"{failure.state} (call {failure.call_id}).{note}",
+        _dump(head).rstrip("\n"),
+        "caller:" + ("" if failure.steps else " []"),
+        *(f"  - {step_text(step)}" for step in failure.steps),
     ]
-    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
-    return "\n".join(head) + "\n" + body
+    if tail:
+        lines.append(_dump(tail).rstrip("\n"))
+    return "\n".join(lines) + "\n"
 
 
-def step_data(step: Step) -> Any:
-    """A step as the scenario language writes it."""
-    if isinstance(step, Listen):
-        return "listen"
-    if isinstance(step, Press):
-        if step.gap != DEFAULT_DIGIT_GAP:
-            return {"press": {"digits": step.digits, "gap": f"{step.gap:g}s"}}
-        return {"press": step.digits}
-    if isinstance(step, Say):
-        return {"say": step.text}
-    if isinstance(step, Silence):
-        return {"silence": f"{step.seconds:g}s"}
-    if isinstance(step, Talk):
-        if step.then:
-            return {"talk": {"for": f"{step.seconds:g}s", "then": step.then}}
-        return {"talk": f"{step.seconds:g}s"}
-    if step.during is None and not step.after:
-        return "hangup"
-    hangup: dict[str, str] = {}
-    if step.during is not None:
-        hangup["during"] = step.during.value
-    if step.after:
-        hangup["after"] = f"{step.after:g}s"
-    return {"hangup": hangup}
+def _dump(document: dict[str, Any]) -> str:
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
 def faults_data(faults: PlatformFaults) -> dict[str, Any]:

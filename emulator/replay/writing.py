@@ -15,7 +15,17 @@ import math
 import re
 from collections.abc import Sequence
 
-from emulator.calling.caller import DEFAULT_DIGIT_GAP, HangUp, Listen, Press, Say, Silence, Talk
+from emulator.calling.caller import (
+    DEFAULT_DIGIT_GAP,
+    At,
+    HangUp,
+    Listen,
+    Press,
+    Say,
+    Silence,
+    Step,
+    Talk,
+)
 from emulator.jsonutil import JSON, JSONObject
 from emulator.replay.reading import Recorded, member
 from emulator.replay.steps import Placed
@@ -76,24 +86,30 @@ def commented(line: str, note: str) -> str:
 
 def step_line(placed: Placed) -> str:
     """One caller step as a list item, with its note."""
-    step = placed.step
+    return commented(f"  - {step_text(placed.step)}", placed.note)
+
+
+def step_text(step: Step) -> str:
+    """One caller step as the scenario language writes it: ``press: "1"``, ``silence: 6s``,
+    ``hangup: {during: playPrompt, after: 1.5s}``. A live caller's moment (``At``) is not a
+    step of the language: ``ValueError``."""
     if isinstance(step, Listen):
-        text = "listen"
-    elif isinstance(step, Press):
+        return "listen"
+    if isinstance(step, Press):
         keys = quote(step.digits)
-        text = (f"press: {keys}" if step.gap == DEFAULT_DIGIT_GAP
+        return (f"press: {keys}" if step.gap == DEFAULT_DIGIT_GAP
                 else f"press: {flow([('digits', keys), ('gap', duration(step.gap))])}")  # fmt: skip
-    elif isinstance(step, Say):
-        text = f"say: {quote(step.text)}"
-    elif isinstance(step, Silence):
-        text = f"silence: {duration(step.seconds)}"
-    elif isinstance(step, Talk):
-        text = f"talk: {duration(step.seconds)}"
+    if isinstance(step, Say):
+        return f"say: {quote(step.text)}"
+    if isinstance(step, Silence):
+        return f"silence: {duration(step.seconds)}"
+    if isinstance(step, Talk):
         if step.then:
-            text = f"talk: {flow([('for', duration(step.seconds)), ('then', quote(step.then))])}"
-    else:
-        text = _hangup(step)
-    return commented(f"  - {text}", placed.note)
+            return f"talk: {flow([('for', duration(step.seconds)), ('then', quote(step.then))])}"
+        return f"talk: {duration(step.seconds)}"
+    if isinstance(step, At):
+        raise ValueError("a live caller's moment (at) is not a step of the scenario language")
+    return _hangup(step)
 
 
 def _hangup(step: HangUp) -> str:

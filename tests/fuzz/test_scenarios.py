@@ -5,13 +5,25 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import yaml
 
-from emulator.calling.caller import HangUp, Listen, Press, Say, Silence, Step, Talk, parse_step
+from emulator.calling.caller import (
+    At,
+    HangUp,
+    Listen,
+    Press,
+    Say,
+    Silence,
+    Step,
+    Talk,
+    parse_step,
+)
 from emulator.calling.faults import NO_FAULTS, PlatformFaults
 from emulator.calling.model import ActionType
-from emulator.fuzz.scenarios import scenario_text, step_data, tidy
+from emulator.fuzz.scenarios import scenario_text, tidy
 from emulator.fuzz.verdict import Failure
+from emulator.replay.writing import step_text
 from emulator.scenario import load_scenario_text
 
 STEPS: list[Step] = [
@@ -22,7 +34,10 @@ STEPS: list[Step] = [
 
 def test_every_step_is_written_in_the_scenario_language_and_reads_back_the_same() -> None:
     for step in STEPS:
-        assert parse_step(step_data(step), "caller[0]") == step
+        [data] = yaml.safe_load(f"- {step_text(step)}")
+        assert parse_step(data, "caller[0]") == step
+    with pytest.raises(ValueError, match="live caller"):
+        step_text(At(1.0))
 
 
 def test_the_scenario_loads_with_its_faults_and_the_never_ending_call_expected_to_end() -> None:
