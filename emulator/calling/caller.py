@@ -89,7 +89,17 @@ class HangUp:
     after: float = 0.0
 
 
-Step = Listen | Press | Say | Silence | Talk | HangUp
+@dataclass(frozen=True, slots=True)
+class At:
+    """Not before virtual time ``at``: when a live caller acted (``emulator.calling.live``).
+    Never written in a scenario. In a turn the engine goes on to the next step at that moment (a
+    key then barges in where the menu allows it); before a plain prompt, a hang-up after it
+    happens then."""
+
+    at: float
+
+
+Step = Listen | Press | Say | Silence | Talk | HangUp | At
 
 STEP_NAMES = ("listen", "press", "say", "silence", "talk", "hangup")
 HANGUP_TARGETS = (ActionType.PLAY_PROMPT, ActionType.RECOGNIZE, ActionType.RECORD)
@@ -386,9 +396,12 @@ def _kind(value: object) -> str:
 
 
 def describe(step: Step) -> str:
-    """The inline form of one step (``from_inline`` reads it back)."""
+    """The inline form of one step (``from_inline`` reads it back; not ``At``, a live caller's
+    moment, shown as ``at 3.2s``)."""
     if isinstance(step, Listen):
         return "listen"
+    if isinstance(step, At):
+        return f"at {step.at:.3f}s"
     if isinstance(step, Press):
         return f"press {step.digits}" + (
             f" gap {step.gap:g}s" if step.gap != DEFAULT_DIGIT_GAP else ""

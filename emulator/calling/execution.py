@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from emulator.calling import timelines
-from emulator.calling.caller import CallerScript, HangUp, Listen, Silence, Step
+from emulator.calling.caller import At, CallerScript, HangUp, Listen, Silence, Step
 from emulator.calling.events import (
     ActionCompleted,
     ActionStarted,
@@ -87,9 +87,15 @@ class Execution:
         """A plain playPrompt is about to play: a hangup step at the head may fire during it."""
         if self.p.hangup_at is not None or self.p.cursor >= len(self.caller.steps):
             return
-        step = self.caller.steps[self.p.cursor]
+        steps, cursor = self.caller.steps, self.p.cursor
+        step = steps[cursor]
+        if isinstance(step, At) and cursor + 1 < len(steps):  # a live caller hanging up
+            after = steps[cursor + 1]
+            if isinstance(after, HangUp) and after.during is None:
+                self.p.hangup_at, self.p.cursor = max(start, step.at), cursor + 2
+            return
         if isinstance(step, HangUp) and step.during in (None, ActionType.PLAY_PROMPT):
-            self.p.hangup_at, self.p.cursor = start + step.after, self.p.cursor + 1
+            self.p.hangup_at, self.p.cursor = start + step.after, cursor + 1
 
     def turn_steps(self, action: Recognize | Record) -> tuple[Sequence[Step], int, bool]:
         """The steps an input turn draws from, the index to start at, and whether they are the

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from emulator.calling.caller import (
     DEFAULT_DIGIT_GAP,
+    At,
     HangUp,
     Listen,
     Press,
@@ -338,6 +339,11 @@ def drive(
         step = steps[index]
         if isinstance(step, Listen):
             index += 1
+            continue
+        if isinstance(step, At):  # a live caller's moment: the action may complete before it
+            if driver.stop_before(step.at):
+                break
+            t, index = max(t, step.at), index + 1
             continue
         if isinstance(step, HangUp):
             if step.during is None:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from emulator.calling import rules, wire
 from emulator.calling.caller import (
+    At,
     CallerScript,
     HangUp,
     Listen,
@@ -1729,3 +1730,33 @@ def runs_without_raising(
         assert progress.call_state is CallState.TERMINATED
         assert run_workflow(workflow, caller, progress, config).outcome is None
     return progress
+
+
+# --- a live caller's moment (At) ------------------------------------------------------------
+
+
+def live(actions: Sequence[Json], *steps: Step) -> WorkflowRun:
+    """``actions`` run against a live caller's steps (``At`` is never read from a script)."""
+    return run_workflow(read_workflow(workflow_doc(*actions)), CallerScript(steps), established())
+
+
+def test_at_holds_a_key_back_to_its_moment_and_it_barges_in_there() -> None:
+    result = live([menu()], At(0.7), Press("1"))
+    assert choice_of(result.outcome) == (SUCCESS, RCR.DTMF_OPTION_MATCHED, "sales")
+    [pressed] = events(result, CallerPressed)
+    assert pressed.at == pytest.approx(0.7)
+    [played] = events(result, PromptPlayed)
+    assert played.end == pytest.approx(0.7)  # the prompt cut where the key came
+
+
+def test_at_past_the_actions_end_leaves_the_key_for_the_next_turn() -> None:
+    late = PROMPT + 5 + 2  # after the initial-silence timeout
+    result = live([menu()], At(late), Press("1"))
+    assert choice_of(result.outcome) == (FAILURE, RCR.INITIAL_SILENCE_TIMEOUT, None)
+    assert result.progress.cursor == 0  # neither the moment nor the key was taken
+
+
+def test_at_then_hangup_before_a_plain_prompt_hangs_up_at_that_moment() -> None:
+    result = live([play("hello there caller how are you today"), menu()], At(0.8), HangUp())
+    assert result.progress.ended is EndReason.CALLER_HUNG_UP
+    assert events(result, CallerHungUp)[0].at == pytest.approx(0.8)
