@@ -1,5 +1,6 @@
 """The log view: a live web page of every call and conversation in the transcript store.
-It may import the rulebook, transcripts, the guard and the infrastructure, never the service.
+It may import the rulebook, the replay library, transcripts, the guard and the infrastructure,
+never the service.
 
 ``botemu serve`` and ``botemu demo`` serve it at the emulator's address (``make_app`` calls
 ``setup_logview``); ``botemu logview --db FILE`` serves it over a database an earlier run wrote.
@@ -9,6 +10,7 @@ It may import the rulebook, transcripts, the guard and the infrastructure, never
 - ``activities.py``: the activities a conversation carried, for its chat view and ``.transcript``;
 - ``explorations.py``: the explorations ``botemu explore`` saved (their list, one document) and the
   vendored layout library (``static/vendor/``) their call-flow page draws with;
+- ``replays.py``: "Save as scenario", a call or conversation as the scenario that replays it;
 - ``static/``: plain HTML, CSS and JavaScript modules, shipped in the package (no build step, no
   network). Everything from the bot is rendered as text, never as HTML.
 

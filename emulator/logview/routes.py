@@ -15,7 +15,7 @@
 ``GET /_logview/api/stream``                                server-sent events: ``calls``
 ==========================================================  =====================================
 
-Explorations, and the vendored layout library, are served by ``explorations.py``.
+Explorations and the vendored layout library are ``explorations.py``'s; scenarios ``replays.py``'s.
 
 ``{id}`` is a call id or a unique prefix of one. Every API error is JSON, ``{"error": "..."}``:
 400 for a bad parameter or an ambiguous id, 404 for an unknown call, event, blob or route. Every
@@ -40,6 +40,7 @@ from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.activities import carried, transcript
 from emulator.logview.explorations import STORE, exploration_routes
 from emulator.logview.feed import Feed
+from emulator.logview.replays import replay_routes
 from emulator.transcripts.store import CallSummary, StoredEvent, TranscriptError, TranscriptStore
 
 PREFIX = "/_logview"
@@ -136,6 +137,7 @@ def routes() -> list[web.RouteDef]:
         web.get("/api/calls/{id}/export", _export),
         web.get("/api/stream", _stream),
         *exploration_routes(),
+        *replay_routes(),
         web.get("/api/{tail:.*}", _no_route),
     ]
 

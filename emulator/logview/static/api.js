@@ -37,6 +37,12 @@ export const urls = {
   call: (id, after = 0) => `${API}/calls/${enc(id)}${after ? `?after=${after}` : ''}`,
   blob: (id, seq) => `${API}/calls/${enc(id)}/events/${seq}/blob`,
   export: (id, format) => `${API}/calls/${enc(id)}/export?format=${format}`,
+  scenario: (id, { strict = false, format = 'yaml', download = false } = {}) => {
+    const query = new URLSearchParams({ strict: strict ? '1' : '0' });
+    if (format !== 'yaml') query.set('format', format);
+    if (download) query.set('download', '1');
+    return `${API}/calls/${enc(id)}/scenario?${query}`;
+  },
   explorations: ({ limit, offset }) => `${API}/explorations?limit=${limit}&offset=${offset}`,
   exploration: (id) => `${API}/explorations/${enc(id)}`,
   rules: `${BASE}/docs/rules.md`,

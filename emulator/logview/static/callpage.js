@@ -4,6 +4,7 @@ import { ApiError, getJSON, urls } from './api.js';
 import { openRaw, renderChat } from './chat.js';
 import { $, dateTime, duration, fill, h, iso } from './dom.js';
 import { LANE_NAMES, Ladder } from './ladder.js';
+import { ScenarioPanel } from './scenario.js';
 
 const REFRESH_MS = 250;
 
@@ -20,6 +21,7 @@ export class CallPage {
     this.exportJson = $('#export-json', root);
     this.exportTranscript = $('#export-transcript', root);
     this.back = $('#back', root);
+    this.scenario = new ScenarioPanel(root);
     this.call = null;
     this.ladder = null;
     this.visible = false;
@@ -44,6 +46,7 @@ export class CallPage {
     this.exchanges.hidden = true;
     this.exportJson.hidden = true;
     this.exportTranscript.hidden = true;
+    this.scenario.reset();
     let detail;
     try {
       detail = await getJSON(urls.call(id));
@@ -76,6 +79,7 @@ export class CallPage {
     this.exportJson.href = urls.export(call.id, 'json');
     this.exportJson.setAttribute('download', `${call.id}.json`);
     this.exportJson.hidden = false;
+    this.scenario.update(call);
     this.exportTranscript.hidden = !conversation;
     if (conversation) {
       this.exportTranscript.href = urls.export(call.id, 'transcript');
@@ -116,6 +120,7 @@ export class CallPage {
     if (number !== this.request || this.call !== call) return;
     this.call = detail.call;
     this.header(detail.call);
+    this.scenario.update(detail.call);
     this.ladder.update(detail.call, detail.rules);
     this.ladder.add(detail.events);
     if (conversation) {
