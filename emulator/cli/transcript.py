@@ -5,10 +5,11 @@ A thin shell over ``TranscriptStore``. Every subcommand takes ``--db PATH`` (def
 ``export --format transcript`` writes a conversation's ``.transcript`` file with the log view's
 code (``emulator.logview.activities``), so both give the same bytes. ``to-scenario`` writes a
 scenario that replays a stored call or conversation (``emulator.replay``), checked by the
-scenario loader before it is written.
+scenario loader before it is written. ``audio`` writes a stored call as one stereo WAV track
+(``emulator.audio``).
 Exit codes: 0 done; 1 that check failed (a botemu bug); 2 the database is missing or unreadable,
-the id matches no call, a call (not a conversation) is asked for as a ``.transcript``, or a call
-cannot be made a scenario.
+the id matches no call, a call (not a conversation) is asked for as a ``.transcript``, a call
+cannot be made a scenario, or a track cannot be made (a conversation, a call over two hours).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_show(actions)
     _add_export(actions)
     _add_to_scenario(actions)
+    _add_audio(actions)
 
 
 def _add_list(actions: argparse._SubParsersAction[Any]) -> None:
@@ -125,6 +127,20 @@ def _add_to_scenario(actions: argparse._SubParsersAction[Any]) -> None:
     to.set_defaults(handler=_to_scenario)
 
 
+def _add_audio(actions: argparse._SubParsersAction[Any]) -> None:
+    audio = actions.add_parser(
+        "audio",
+        help="a stored call as one stereo WAV track",
+        description="Render a stored call on one timeline as a stereo WAV (16 kHz): the "
+        "platform's prompts (synthesized speech) and beeps on the left, the caller's keys (DTMF), "
+        "speech and talk on the right, silence between, as long as the call's virtual time.",
+    )
+    _db_option(audio)
+    audio.add_argument("id", metavar="ID", help="a call id, or a unique prefix of one")
+    audio.add_argument("-o", "--output", metavar="FILE", required=True, help="the WAV to write")
+    audio.set_defaults(handler=_audio)
+
+
 def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
@@ -146,7 +162,7 @@ def _count_arg(text: str) -> int:
 def _needs_action(parser: argparse.ArgumentParser) -> Handler:
     def handler(args: argparse.Namespace, out: TextIO) -> int:
         parser.print_usage(sys.stderr)
-        print(f"{_PROG}: error: choose an action: list, show, export or to-scenario",
+        print(f"{_PROG}: error: choose an action: list, show, export, to-scenario or audio",
               file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
 
@@ -375,6 +391,29 @@ def _schema_ref(schema: Path, where: Path) -> str:
     if os.path.commonpath([schema.resolve(), where]) == where.anchor:
         return schema.resolve().as_posix()
     return Path(os.path.relpath(schema.resolve(), where)).as_posix()
+
+
+# --- audio -------------------------------------------------------------------------------------
+
+
+def _audio(args: argparse.Namespace, out: TextIO) -> int:
+    from emulator.audio.cache import AudioCache, default_dir  # the synthesizer: lazily
+    from emulator.audio.synth import Synthesizer
+    from emulator.audio.track import TrackError, render_call
+
+    target = Path(args.output)
+    synthesizer = Synthesizer(AudioCache(default_dir()))
+    try:
+        with _open(args) as store:
+            track = render_call(store, _find(store, args.id).id, target, synthesizer)
+    except (TranscriptError, TrackError) as e:
+        return _fail(e)
+    except OSError as e:
+        print(f"{_PROG}: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.output}: call {track.call_id}, {track.seconds:.2f} s, "
+          f"{track.segments} sounds, speech by {track.engine}", file=sys.stderr)  # fmt: skip
+    return EXIT_OK
 
 
 # --- formatting --------------------------------------------------------------------------------
