@@ -18,10 +18,10 @@ import random
 from dataclasses import replace
 
 from emulator.calling import exchange_rules as X
-from emulator.calling.caller import describe
+from emulator.calling.caller import At, Step, describe
 from emulator.calling.calllog import CallLog, CallStore, Listener, transcript_rows
 from emulator.calling.delivery import Deliverer, Delivery
-from emulator.calling.effects import Steps, Wait
+from emulator.calling.effects import Heard, Listen, Steps, Wait
 from emulator.calling.engine import (
     CallProgress,
     EngineConfig,
@@ -52,6 +52,7 @@ from emulator.calling.settings import CallReport, CallSettings
 from emulator.calling.wire import encode
 from emulator.findings import Finding, Severity
 from emulator.ids import new_id
+from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind
 
 __all__ = ["CallSession"]
@@ -294,7 +295,10 @@ class CallSession(CallLog):
         if media:
             config = replace(config, media=media)
         run = run_workflow(workflow, self.caller, self.progress, config)
-        yield from self.replay(workflow, run)
+        if self.settings.live:
+            run = yield from self.play_live(workflow, run, config)
+        else:
+            yield from self.replay(workflow, run)
         return run, workflow.callback, workflow.app_state
 
     def count(self, run: WorkflowRun) -> None:
@@ -325,9 +329,7 @@ class CallSession(CallLog):
 
     def replay(self, workflow: Workflow, run: WorkflowRun) -> Steps[None]:
         """Append the engine's events in time order, at the chosen pace."""
-        kinds = ", ".join(a.kind.value for a in workflow.actions)
-        callback = "" if workflow.callback else " (no callback)"
-        self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
+        self.note_workflow(workflow)
         paced = self.settings.pace > 0
         for at, kind, payload in transcript_rows(run.events):
             if paced:
@@ -336,3 +338,66 @@ class CallSession(CallLog):
                 self.vtime = at
             self.record(kind, payload)
         yield from self.advance(run.progress.now)
+
+    def note_workflow(self, workflow: Workflow) -> None:
+        kinds = ", ".join(a.kind.value for a in workflow.actions)
+        callback = "" if workflow.callback else " (no callback)"
+        self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
+
+    def play_live(
+        self, workflow: Workflow, run: WorkflowRun, config: EngineConfig
+    ) -> Steps[WorkflowRun]:
+        """Play ``run`` in real time as ``replay`` does, listening for the live caller. When it
+        acts, the act joins the caller's steps at that moment (``At``) and the Workflow runs
+        again from where it began: the engine is pure, so the run is the same up to that
+        moment, and playing goes on from the first row not yet recorded. A prompt's row is
+        recorded when the prompt has played out (a barge-in may cut it), with the time it began,
+        as in every other call; the listener hears ``live.playing`` when it begins."""
+        self.note_workflow(workflow)
+        played = 0
+        while True:
+            heard: Step | None = None
+            for at, kind, payload in list(transcript_rows(run.events))[played:]:
+                heard = yield from self.play_row(at, kind, payload)
+                if heard is not None:
+                    break
+                played += 1
+            else:
+                heard = yield from self.listen(run.progress.now)
+                if heard is None:
+                    return run
+            steps = (*self.caller.steps, At(self.vtime), heard)
+            self.caller = replace(self.caller, steps=steps)
+            run = run_workflow(workflow, self.caller, self.progress, config)
+
+    def play_row(self, at: float, kind: str, payload: JSONObject) -> Steps[Step | None]:
+        """Record one row when its time comes (a prompt's when it ends), unless the live caller
+        acts first: then its act, and the row is left unrecorded."""
+        heard = yield from self.listen(at)
+        if heard is not None:
+            return heard
+        end = payload.get("end") if payload.get("kind") == "prompt played" else None
+        if isinstance(end, int | float) and end > at:
+            if self.listener is not None:
+                self.listener("live.playing", payload, at)
+            heard = yield from self.listen(end)
+            if heard is not None:
+                return heard
+        now, self.vtime = self.vtime, at
+        self.record(kind, payload)
+        self.vtime = now
+        return None
+
+    def listen(self, to: float) -> Steps[Step | None]:
+        """Let virtual time run to ``to`` in real time at the call's pace, unless the live
+        caller acts first: its act, virtual time then standing at that moment."""
+        if to <= self.vtime:
+            return None
+        pace = self.settings.pace or 1.0  # a live call runs in real time
+        heard = yield Listen((to - self.vtime) * pace)
+        if heard is None:
+            self.vtime = to
+            return None
+        assert isinstance(heard, Heard)
+        self.vtime = min(to, self.vtime + heard.after / pace)
+        return heard.step

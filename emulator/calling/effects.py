@@ -1,8 +1,8 @@
 """What a call needs from the world, as values: the sans-I/O boundary of the calling platform.
 
 A call (``callsession.CallSession``) is a generator of ``Effect`` values: it yields what it needs
-done (post this request, fetch that prompt file, let this much time pass, give me a Bearer
-token, run this CPU work elsewhere) and is sent back what happened (an ``Answer``, a
+done (post this request, fetch that prompt file, let this much time pass, wait for a live
+caller's act, give me a Bearer token, run this CPU work elsewhere) and is sent back what happened (an ``Answer``, a
 ``Failed``, a token or ``TokenUnavailable``, a computed value, or None). It never touches a
 socket, a clock or a thread. A driver does the I/O: ``session.place_call`` over asyncio and
 aiohttp, ``emulator.load.driver`` over gevent for Locust. Validation, the engine, retries,
@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from emulator.calling.caller import Step
 
 T = TypeVar("T")
 
@@ -47,6 +50,22 @@ class Wait:
     """Let ``seconds`` of real time pass (the call's pace, a retry's back-off). Sent back: None."""
 
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Listen:
+    """Wait up to ``seconds`` of real time for a live caller's next act (``live.LiveCaller``).
+    Sent back: None when the time passed with no act, or the ``Heard`` act."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """A live caller's act (a caller step), and how many seconds into the wait it came."""
+
+    step: Step
+    after: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +116,7 @@ class Failed:
         return self.message.splitlines()[0][:200] if self.message else ""
 
 
-Effect = Post | Get | Wait | Token | Compute
+Effect = Post | Get | Wait | Listen | Token | Compute
 Steps = Generator[Effect, Any, T]
 """A piece of a call that yields effects and returns a ``T``: compose with ``yield from``."""
 

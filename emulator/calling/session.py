@@ -19,9 +19,22 @@ import aiohttp
 from emulator.calling.calllog import Listener
 from emulator.calling.callsession import CallSession
 from emulator.calling.delivery import plain_headers
-from emulator.calling.effects import Answer, Compute, Effect, Failed, Get, Post, Steps, Token, Wait
+from emulator.calling.effects import (
+    Answer,
+    Compute,
+    Effect,
+    Failed,
+    Get,
+    Heard,
+    Listen,
+    Post,
+    Steps,
+    Token,
+    Wait,
+)
 from emulator.calling.engine import Media
 from emulator.calling.judging import JSON_TYPE, JUDGE_CACHE_MAX_BODY, Judged, judge
+from emulator.calling.live import LiveCaller
 from emulator.calling.outgoing import USER_AGENT, describe_outcome, multipart_body
 from emulator.calling.settings import DEFAULT_DEADLINE, CallReport, CallSettings
 from emulator.calling.tokens import TokenUnavailable
@@ -54,18 +67,21 @@ async def place_call(
     listener: Listener | None = None,
     media_cache: dict[str, Media] | None = None,
     sleep: Sleep = asyncio.sleep,
+    live: LiveCaller | None = None,
 ) -> CallReport:
     """Place one call and run it to its end. Never raises for anything the bot does.
 
     ``media_cache`` shares fetched prompt files across calls; ``sleep`` is how real time passes
-    when ``settings.pace`` is above 0 (injectable for tests)."""
+    when ``settings.pace`` is above 0 (injectable for tests); ``live``: the acts of a live
+    caller (``settings.live``)."""
     if http is None:
         async with aiohttp.ClientSession() as own:
-            return await place_call(
-                settings, store, http=own, listener=listener, media_cache=media_cache, sleep=sleep
-            )
+            return await place_call(settings, store, http=own, listener=listener,
+                                    media_cache=media_cache, sleep=sleep, live=live)  # fmt: skip
+    if settings.live and live is None:
+        raise ValueError("a live call needs its LiveCaller")
     session = CallSession(settings, store, listener, media_cache)
-    io = AioIO(http, settings, sleep)
+    io = AioIO(http, settings, sleep, live)
     steps = session.run()
     try:
         return await _within_deadline(steps, io, session)
@@ -113,8 +129,15 @@ LARGE_BODY = 2**20
 class AioIO:
     """Carries out a call's effects with aiohttp and asyncio."""
 
-    def __init__(self, http: aiohttp.ClientSession, settings: CallSettings, sleep: Sleep) -> None:
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        settings: CallSettings,
+        sleep: Sleep,
+        live: LiveCaller | None = None,
+    ) -> None:
         self.http = http
+        self.live = live
         self.tokens = settings.tokens
         self.sleep = sleep
         context = settings.ssl_context
@@ -131,6 +154,8 @@ class AioIO:
             return await self.get(effect)
         if isinstance(effect, Token):
             return await self.token()
+        if isinstance(effect, Listen):
+            return await self.listen(effect.seconds)
         if isinstance(effect, Compute):
             return await asyncio.to_thread(effect)
         raise TypeError(f"not an effect: {effect!r}")
@@ -140,6 +165,14 @@ class AioIO:
         if made is None:
             made = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
         return made
+
+    async def listen(self, seconds: float) -> Heard | None:
+        """The live caller's next act within ``seconds``; without a live caller, the time."""
+        if self.live is None:
+            await self.sleep(seconds)
+            return None
+        act = await self.live.next(seconds)
+        return None if act is None else Heard(*act)
 
     async def post(self, e: Post) -> Answer | Failed:
         """One POST and its answer; a time-out, TLS or connection failure as a ``Failed``."""

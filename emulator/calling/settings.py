@@ -53,6 +53,9 @@ class CallSettings:
     faults: PlatformFaults = NO_FAULTS
     tokens: TokenSource | None = None
     deadline: float | None = DEFAULT_DEADLINE
+    live: bool = False
+    """The caller is a person acting in real time (``live.LiveCaller``, given to the driver):
+    each Workflow plays at ``pace`` (1.0 when 0) and the caller's acts come as they are made."""
 
     @property
     def http_allowed(self) -> bool:

@@ -1,0 +1,80 @@
+"""A live caller: a person's acts, as they make them (the browser's phone, a test).
+
+A live call (``CallSettings(live=True)``) plays each Workflow in real time and, between its
+events, waits for the live caller's next act (the ``Listen`` effect). The driver takes the act
+from a ``LiveCaller``: ``press``, ``say``, ``talk`` and ``hang_up`` check it and queue it as a
+caller step; the session then puts it at the moment it came and runs the Workflow again from its
+start (``CallSession.play_live``), so the engine, the rules and the transcript are those of every
+other call. Acts made while no Workflow plays (the bot is thinking) wait for the next one.
+
+Bounds: at most ``MAX_QUEUED`` acts waiting, keys from ``0-9*#`` and at most ``MAX_KEYS`` at
+once, a phrase of at most ``MAX_TEXT`` characters, talk of at most ``MAX_TALK`` seconds; a
+refused act raises ``LiveInputError`` with its reason and the call goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from emulator.calling.caller import HangUp, Press, Say, Step, Talk
+from emulator.errors import BotemuError
+
+MAX_QUEUED = 64
+MAX_KEYS = 32
+MAX_TEXT = 500
+MAX_TALK = 120.0
+KEYS = "0123456789*#"
+"""The keys of a phone's dial pad (the A-D of DTMF are not on it)."""
+
+
+class LiveInputError(BotemuError):
+    """An act the live caller cannot make; the message says why."""
+
+
+class LiveCaller:
+    """The acts of one live call, queued until the call takes them."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Step] = asyncio.Queue(MAX_QUEUED)
+        self.hung_up = False
+
+    def press(self, keys: str) -> None:
+        if not keys or len(keys) > MAX_KEYS or any(k not in KEYS for k in keys):
+            raise LiveInputError(f"keys are 1 to {MAX_KEYS} of 0-9, * and #; got {keys[:40]!r}")
+        self.put(Press(keys))
+
+    def say(self, text: str) -> None:
+        words = " ".join(text.split())
+        if not words or len(words) > MAX_TEXT:
+            raise LiveInputError(f"say 1 to {MAX_TEXT} characters of words")
+        self.put(Say(words))
+
+    def talk(self, seconds: float) -> None:
+        if not 0 < seconds <= MAX_TALK:
+            raise LiveInputError(f"talk for more than 0 and at most {MAX_TALK:g} seconds")
+        self.put(Talk(seconds))
+
+    def hang_up(self) -> None:
+        if not self.hung_up:
+            self.hung_up = True
+            self.put(HangUp())
+
+    def put(self, step: Step) -> None:
+        if self.hung_up and not isinstance(step, HangUp):
+            raise LiveInputError("the caller has hung up")
+        try:
+            self.queue.put_nowait(step)
+        except asyncio.QueueFull:
+            raise LiveInputError(
+                f"too many acts waiting ({MAX_QUEUED}): the call takes them as it runs"
+            ) from None
+
+    async def next(self, seconds: float) -> tuple[Step, float] | None:
+        """The next act and how many seconds it took to come, or None after ``seconds``."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            step = await asyncio.wait_for(self.queue.get(), timeout=max(0.0, seconds))
+        except TimeoutError:
+            return None
+        return step, loop.time() - started

@@ -1,0 +1,117 @@
+"""A live caller against the reference IVR bot, in real time at a tenth of the pace: a key
+pressed during the menu prompt barges in and is taken; silence runs the initial-silence timer
+out into the bot's re-prompt; a hang-up ends the call; a refused act says why and the call
+goes on. The engine, the rules and the transcript are those of every other call."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emulator.calling.events import EndReason
+from emulator.calling.live import LiveCaller, LiveInputError
+from emulator.calling.session import CallSettings, place_call
+from emulator.jsonutil import JSONObject
+from emulator.replay.convert import replay_of
+from emulator.transcripts.store import TranscriptStore
+from tests.support import ivr_bot as running_ivr_bot
+
+PACE = 0.1  # ten virtual seconds in one real second
+
+
+@pytest.fixture(scope="module")
+def ivr_bot() -> Iterator[str]:
+    with running_ivr_bot() as url:
+        yield url
+
+
+class Watch:
+    """The call's events as they are recorded, for a test to wait on."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, JSONObject, float]] = []
+        self.changed = asyncio.Event()
+
+    def __call__(self, kind: str, payload: JSONObject, vtime: float) -> None:
+        self.events.append((kind, payload, vtime))
+        self.changed.set()
+
+    async def until(self, test: str, count: int = 1, seconds: float = 20.0) -> None:
+        """Wait until ``count`` events' summaries contain ``test``."""
+        async with asyncio.timeout(seconds):
+            while sum(test in str(p.get("summary", "")) for _, p, _ in self.events) < count:
+                self.changed.clear()
+                await self.changed.wait()
+
+
+def outcomes(store: TranscriptStore, call_id: str) -> list[str]:
+    return [str(e.payload.get("summary")) for e in store.events(call_id)
+            if e.kind == "http.request" and "Outcome" in str(e.payload.get("summary"))]  # fmt: skip
+
+
+async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
+    ivr_bot: str, tmp_path: Path
+) -> None:
+    caller, watch = LiveCaller(), Watch()
+    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
+        await watch.until("Workflow [answer, playPrompt, recognize]")
+        await asyncio.sleep(0.6)  # 6 virtual seconds: the menu prompt plays from 2.4 s to 11.6 s
+        caller.press("1")
+        await watch.until("Workflow [recognize]")  # the account number is asked
+        caller.press("12345678#")
+        report = await asyncio.wait_for(call, 20)
+        said = outcomes(store, report.call_id)
+        rows = [e.payload for e in store.events(report.call_id)]
+        replay = replay_of(store, report.call_id)
+    assert report.end_reason is EndReason.BOT_HUNG_UP and report.errors == 0
+    assert "dtmfOptionMatched choice=sales" in said[0]
+    assert "completedStopToneDetected digits=12345678" in said[1]
+    [menu] = [r for r in rows if r.get("kind") == "prompt played" and r["operation_id"] == "menu-1"]
+    [pressed] = [r for r in rows if r.get("summary") == "caller pressed 1"]
+    assert menu["interrupted"] is True and menu["end"] == pressed["at"]  # cut where the key came
+    assert 2.4 < float(pressed["at"]) < 11.6  # during the menu prompt: a barge-in
+    # The live call as a scenario: a key in the middle of a prompt has no step of the scenario
+    # language yet (a press barges in at the prompt's start, or after it with listen), so the
+    # scenario says it may not reproduce the moment.
+    assert 'press: "1"' in replay.text and not replay.verified
+
+
+async def test_silence_times_out_into_the_re_prompt_and_the_caller_hangs_up(
+    ivr_bot: str, tmp_path: Path
+) -> None:
+    caller, watch = LiveCaller(), Watch()
+    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
+        await watch.until("Workflow [")
+        await watch.until("Workflow [", count=2, seconds=30)  # the re-prompt, after 16.6 s
+        with pytest.raises(LiveInputError, match="keys are 1 to 32 of 0-9"):
+            caller.press("5A")  # refused: not on a dial pad; the call goes on
+        caller.hang_up()
+        report = await asyncio.wait_for(call, 20)
+        said = outcomes(store, report.call_id)
+    assert report.end_reason is EndReason.CALLER_HUNG_UP
+    assert "initialSilenceTimeout" in said[0]
+    with pytest.raises(LiveInputError, match="has hung up"):
+        caller.say("hello")
+
+
+def test_acts_are_checked_before_they_are_queued() -> None:
+    caller = LiveCaller()
+    for act, error in [(lambda: caller.press(""), "keys are"),
+                       (lambda: caller.press("1" * 33), "keys are"),
+                       (lambda: caller.say("   "), "say 1 to 500"),
+                       (lambda: caller.say("x" * 501), "say 1 to 500"),
+                       (lambda: caller.talk(0), "talk for more than 0"),
+                       (lambda: caller.talk(121), "at most 120")]:  # fmt: skip
+        with pytest.raises(LiveInputError, match=error):
+            act()
+    for _ in range(64):
+        caller.press("1")
+    with pytest.raises(LiveInputError, match="too many acts waiting"):
+        caller.press("1")
