@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import uuid
 from pathlib import Path
 
 import aiohttp
+from support import free_port, wait_for
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.session import CallSettings, place_call
@@ -40,26 +40,6 @@ from emulator.transcripts.store import TranscriptStore
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
 SCRIPT = "press 1; press 12345678#; hangup"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-async def wait_for(url: str, seconds: float = 20.0, *, get: bool = False) -> None:
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < deadline:
-            try:
-                async with http.request("GET" if get else "POST", url, data=b"{}") as response:
-                    await response.read()
-                    return
-            except aiohttp.ClientError:
-                await asyncio.sleep(0.1)
-    raise SystemExit(f"the bot did not start at {url}")
 
 
 APP_ID = "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"

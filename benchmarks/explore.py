@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
+from support import free_port, wait_for
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.session import CallSettings, place_call
@@ -35,26 +34,6 @@ from emulator.transcripts.store import TranscriptStore
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
 SCRIPT = "press 1; press 12345678#; hangup"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-async def wait_for(url: str, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < deadline:
-            try:
-                async with http.post(url, data=b"{}") as response:
-                    await response.read()
-                    return
-            except aiohttp.ClientError:
-                await asyncio.sleep(0.1)
-    raise SystemExit(f"the bot at {url} did not start")
 
 
 async def explore_once(url: str, store: TranscriptStore, jobs: int) -> tuple[int, int, float]:

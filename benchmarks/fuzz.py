@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import io
 import json
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
+from support import free_port, wait_for
 
 from emulator.calling.session import CallSettings
 from emulator.cli import main as botemu
@@ -37,26 +36,6 @@ from emulator.transcripts.store import TranscriptStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "examples" / "ivr_bot.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-async def wait_for(url: str, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < deadline:
-            try:
-                async with http.post(url, data=b"{}") as response:
-                    await response.read()
-                    return
-            except aiohttp.ClientError:
-                await asyncio.sleep(0.1)
-    raise SystemExit(f"the bot at {url} did not start")
 
 
 def fuzz_rate(url: str, folder: Path, budget: int) -> float:

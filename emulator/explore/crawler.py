@@ -174,7 +174,7 @@ class Crawler:
 
         def listen(kind: str, payload: JSONObject, vtime: float) -> None:
             if kind == "http.response":
-                workflow = _workflow_of(payload)
+                workflow = answered_workflow(payload)
                 if workflow is not None:
                     workflows.append(workflow)
 
@@ -189,8 +189,9 @@ class Crawler:
         return Visit(tuple(states), report.end_reason, report.call_id, errors, heard, tail)
 
 
-def _workflow_of(payload: JSONObject) -> Workflow | None:
-    """The Workflow a 2xx answer carried, when it reads as one."""
+def answered_workflow(payload: JSONObject) -> Workflow | None:
+    """The Workflow a call's ``http.response`` event (a 2xx answer) carried, when it reads as
+    one."""
     status, body = payload.get("status"), payload.get("body")
     if not isinstance(status, int) or not 200 <= status < 300 or not isinstance(body, str):
         return None

@@ -16,8 +16,7 @@ from typing import overload
 
 from emulator.calling.caller import HangUp, Step
 from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
-from emulator.calling.wire import loads, read_workflow
-from emulator.errors import WireError
+from emulator.explore.crawler import answered_workflow
 from emulator.explore.states import DEFAULT_MASKER, Masker, State, observe
 from emulator.jsonutil import JSONObject
 
@@ -70,7 +69,7 @@ class Listening:
 
     def __call__(self, kind: str, payload: JSONObject, vtime: float) -> None:
         if kind == "http.response":
-            workflow = _workflow_of(payload)
+            workflow = answered_workflow(payload)
             if workflow is not None:
                 self.heard(workflow)
         elif kind == "finding" and payload.get("severity") == "error" and self.failed_in is None:
@@ -85,13 +84,3 @@ class Listening:
                 self.state = observe(action, played, self.masker)
                 self.states.append(self.state)
                 played = []
-
-
-def _workflow_of(payload: JSONObject) -> Workflow | None:
-    status, body = payload.get("status"), payload.get("body")
-    if not isinstance(status, int) or not 200 <= status < 300 or not isinstance(body, str):
-        return None
-    try:
-        return read_workflow(loads(body))
-    except WireError:
-        return None

@@ -30,6 +30,7 @@ from aiohttp import web
 
 from emulator.findings import Rule
 from emulator.jsonutil import JSONObject
+from emulator.logview.params import number, rules_json
 from emulator.transcripts.store import ExplorationSummary, TranscriptError, TranscriptStore
 
 STORE = web.AppKey("logview-explorations-store", TranscriptStore)
@@ -55,8 +56,8 @@ def exploration_routes() -> list[web.RouteDef]:
 
 async def _explorations(request: web.Request) -> web.Response:
     store = request.app[STORE]
-    limit = _number(request.query, "limit", PAGE_SIZE, 1, MAX_PAGE)
-    offset = _number(request.query, "offset", 0, 0, None)
+    limit = number(request.query, "limit", PAGE_SIZE, 1, MAX_PAGE)
+    offset = number(request.query, "offset", 0, 0, None)
     total = store.count_explorations()
     page = [_summary(e) for e in store.explorations(limit=limit, offset=offset)]
     return web.json_response(
@@ -106,31 +107,11 @@ def _rules(document: Mapping[str, Any]) -> JSONObject:
     for edge in document.get("edges") or []:
         if isinstance(edge, dict) and isinstance(edge.get("errors"), list):
             findings += edge["errors"]
-    out: JSONObject = {}
-    for finding in findings:
-        name = finding.get("rule") if isinstance(finding, dict) else None
-        rule = _rule_index().get(name) if isinstance(name, str) else None
-        if rule is not None:
-            out[rule.id] = {"severity": rule.severity.value, "source": rule.source,
-                            "summary": rule.summary}  # fmt: skip
-    return out
+    names = (finding.get("rule") for finding in findings if isinstance(finding, dict))
+    return rules_json(names, _rule_index())
 
 
 def _summary(exploration: ExplorationSummary) -> JSONObject:
     out = exploration.to_json()
     out["short_id"] = exploration.id[:SHORT_ID]
     return out
-
-
-def _number(query: Mapping[str, str], name: str, default: int, low: int, high: int | None) -> int:
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if value < low or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if high is not None else f"{low} or more"
-        raise web.HTTPBadRequest(text=f"{name} is a whole number {bounds}, not {raw[:100]!r}")
-    return value

@@ -40,6 +40,7 @@ from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.activities import carried, transcript
 from emulator.logview.explorations import STORE, exploration_routes
 from emulator.logview.feed import Feed
+from emulator.logview.params import number, rules_json
 from emulator.logview.replays import replay_routes
 from emulator.transcripts.store import CallSummary, StoredEvent, TranscriptError, TranscriptStore
 
@@ -222,8 +223,8 @@ async def _rules_doc(request: web.Request) -> web.Response:
 async def _calls(request: web.Request) -> web.Response:
     store = request.app[LOGVIEW].store
     query = request.query
-    limit = _number(query, "limit", PAGE_SIZE, 1, MAX_PAGE)
-    offset = _number(query, "offset", 0, 0, None)
+    limit = number(query, "limit", PAGE_SIZE, 1, MAX_PAGE)
+    offset = number(query, "offset", 0, 0, None)
     text = query.get("text") or None
     reason = query.get("reason") or None
     findings = _flag(query, "has_findings")
@@ -240,7 +241,7 @@ async def _calls(request: web.Request) -> web.Response:
 async def _call(request: web.Request) -> web.Response:
     view = request.app[LOGVIEW]
     call = _find(request)
-    after = _number(request.query, "after", 0, 0, None)
+    after = number(request.query, "after", 0, 0, None)
     events = view.store.events(call.id)
     shown = [e for e in events if e.seq > after]
     out: JSONObject = {
@@ -372,31 +373,7 @@ def _summary(call: CallSummary) -> JSONObject:
 
 def _rules(view: LogView, events: list[StoredEvent]) -> JSONObject:
     """What the registry says of each rule the findings among ``events`` name."""
-    out: JSONObject = {}
-    for event in events:
-        rule_id = event.payload.get("rule") if event.kind == "finding" else None
-        rule = view.rules().get(rule_id) if isinstance(rule_id, str) else None
-        if rule is not None:
-            out[rule.id] = {
-                "severity": rule.severity.value,
-                "source": rule.source,
-                "summary": rule.summary,
-            }
-    return out
-
-
-def _number(query: Mapping[str, str], name: str, default: int, low: int, high: int | None) -> int:
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if value < low or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if high is not None else f"{low} or more"
-        raise web.HTTPBadRequest(text=f"{name} is a whole number {bounds}, not {raw!r}")
-    return value
+    return rules_json((e.payload.get("rule") for e in events if e.kind == "finding"), view.rules())
 
 
 def _flag(query: Mapping[str, str], name: str) -> bool | None:
