@@ -18,10 +18,17 @@ and the median of the paired ratios (docs/transcripts.md, "Durability").
 With ``--rounds N`` (no ``--compare-commit``) activities and raw round trips are measured N
 times in turns and the ratio is the median of the N paired ratios (steadier on a shared machine
 than one pair). With ``--profile FILE`` the server runs under cProfile and writes its statistics
-to FILE when it stops (read them with ``python -m pstats FILE``).
+to FILE when it stops (read them with ``python -m pstats FILE``). Each measurement also prints
+the CPU time the server's main thread (the event loop) spent per request, read from ``/proc``
+(Linux): it depends much less than requests per second on what else the machine is doing.
+
+With ``--against DIR`` a second server runs the ``emulator`` package of DIR (another checkout of
+the project, such as the commit before a change: ``git archive COMMIT emulator | tar -x -C DIR``)
+beside this tree's, and both are measured in turns, ``--rounds`` times (default 10): each one's
+median ratio and main-thread CPU per request, under the same load.
 
 Asserts nothing about time. Run: ``python benchmarks/connector.py [--requests 2000]
-[--rounds N] [--profile FILE] [--compare-commit [--rounds 10]]``.
+[--rounds N] [--profile FILE] [--compare-commit [--rounds 10]] [--against DIR]``.
 """
 
 from __future__ import annotations
@@ -52,9 +59,27 @@ def free_port() -> int:
         return port
 
 
+def main_thread_cpu(pid: int | None) -> float | None:
+    """Seconds of CPU the main thread of process ``pid`` has used (user + system), from
+    ``/proc/PID/task/PID/stat``; None where there is no such file."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+CPU: dict[str, list[float]] = {}
+"""Microseconds of the server's main-thread CPU per request, by what was measured."""
+
+
 async def rate(requests: int, concurrency: int, one: Callable[[aiohttp.ClientSession], Awaitable[None]],
-               http: aiohttp.ClientSession) -> float:  # fmt: skip
-    """Requests per second for ``requests`` calls of ``one``, ``concurrency`` at a time."""
+               http: aiohttp.ClientSession, *, server: int | None = None,
+               label: str = "") -> float:  # fmt: skip
+    """Requests per second for ``requests`` calls of ``one``, ``concurrency`` at a time; with
+    ``server`` (its pid), its main thread's CPU per request goes into ``CPU[label]``."""
+    before = main_thread_cpu(server)
     left = [requests]
 
     async def worker() -> None:
@@ -64,7 +89,11 @@ async def rate(requests: int, concurrency: int, one: Callable[[aiohttp.ClientSes
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return requests / (time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    after = main_thread_cpu(server)
+    if before is not None and after is not None:
+        CPU.setdefault(label, []).append((after - before) / requests * 1e6)
+    return requests / elapsed
 
 
 async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
@@ -105,7 +134,8 @@ async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
     return token, activity
 
 
-async def measure(base: str, requests: int, concurrency: int, rounds: int = 1) -> None:
+async def measure(base: str, requests: int, concurrency: int, rounds: int = 1,
+                  server: int | None = None) -> None:  # fmt: skip
     """With ``rounds`` > 1, activities and raw round trips are measured ``rounds`` times in turns
     (the first of each round alternates) and the ratio printed is the median of the paired
     ratios: on a shared machine the load changes between two measurements, less within a pair."""
@@ -122,14 +152,19 @@ async def measure(base: str, requests: int, concurrency: int, rounds: int = 1) -
         pairs: list[tuple[float, float]] = []
         for n in range(rounds):
             if n % 2 == 0:
-                activities = await rate(requests, concurrency, activity, http)
-                baseline = await rate(requests, concurrency, raw, http)
+                activities = await rate(requests, concurrency, activity, http, server=server,
+                                        label="activity")  # fmt: skip
+                baseline = await rate(requests, concurrency, raw, http, server=server, label="raw")
             else:
-                baseline = await rate(requests, concurrency, raw, http)
-                activities = await rate(requests, concurrency, activity, http)
+                baseline = await rate(requests, concurrency, raw, http, server=server, label="raw")
+                activities = await rate(requests, concurrency, activity, http, server=server,
+                                        label="activity")  # fmt: skip
             pairs.append((activities, baseline))
     print(f"botemu connector benchmark (concurrency {concurrency})")
     print(f"  tokens issued per second:         {tokens:8.1f}")
+    if CPU.get("activity") and CPU.get("raw"):
+        print(f"  server main-thread CPU / request:  activity {statistics.median(CPU['activity']):.0f} µs, "
+              f"raw {statistics.median(CPU['raw']):.0f} µs (median of {rounds}; from /proc)")  # fmt: skip
     if rounds > 1:
         ratios = [a / b for a, b in pairs]
         print(
@@ -163,23 +198,79 @@ async def compare(bases: dict[bool, str], requests: int, concurrency: int, round
     return figures
 
 
-def start_server(tmp: Path, *, commit_first: bool, profile: Path | None = None
-                 ) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
+def start_server(tmp: Path, *, commit_first: bool, profile: Path | None = None,
+                 tree: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
     """``botemu serve`` on a free port with a database of its own; with ``commit_first``,
     ``BOTEMU_WRITE_BEHIND=0`` (each event committed before the answer goes out); with
-    ``profile``, under cProfile, which writes its statistics there when the server stops."""
+    ``profile``, under cProfile, which writes its statistics there when the server stops; with
+    ``tree``, the ``emulator`` package of that directory (run from it, first on the path)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "BOTEMU_WRITE_BEHIND"}
     if commit_first:
         env["BOTEMU_WRITE_BEHIND"] = "0"
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
     db = Path(tempfile.mkdtemp(dir=tmp)) / "t.db"
     python = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
     server = subprocess.Popen(
         [*python, "-m", "emulator", "serve", "--port", str(port), "--app-id", APP_ID,
          "--app-password", PASSWORD, "--certs", str(tmp / "certs"), "--db", str(db)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tree,
     )  # fmt: skip
     return server, f"http://127.0.0.1:{port}"
+
+
+async def against(servers: dict[str, tuple[int, str]], requests: int, concurrency: int,
+                  rounds: int) -> None:  # fmt: skip
+    """Two servers (name: (pid, base)) measured in turns, ``rounds`` times, activities then raw
+    round trips on each: each one's ratios and main-thread CPU per request."""
+    ratios: dict[str, list[float]] = {name: [] for name in servers}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
+        kinds = {
+            name: (pid, await prepare(base, http), base) for name, (pid, base) in servers.items()
+        }
+        for _, (_, activity), base in kinds.values():
+            await rate(200, concurrency, activity, http)  # warm up
+            await rate(200, concurrency, raw_round_trip(base), http)
+        for n in range(rounds):
+            for name in list(servers) if n % 2 == 0 else list(reversed(servers)):
+                pid, (_, activity), base = kinds[name]
+                a = await rate(
+                    requests, concurrency, activity, http, server=pid, label=f"{name} activity"
+                )
+                b = await rate(
+                    requests,
+                    concurrency,
+                    raw_round_trip(base),
+                    http,
+                    server=pid,
+                    label=f"{name} raw",
+                )
+                ratios[name].append(a / b)
+    print(f"botemu connector, two servers in turns ({rounds} rounds of {requests} requests each)")
+    for name, values in ratios.items():
+        cpu = {
+            kind: statistics.median(CPU.get(f"{name} {kind}") or [0.0])
+            for kind in ("activity", "raw")
+        }
+        print(
+            f"  {name}: ratio {statistics.median(values):.2f} (median; "
+            + " ".join(f"{v:.2f}" for v in values)
+            + f"); main-thread CPU per activity "
+            f"{cpu['activity']:.0f} µs, per raw round trip {cpu['raw']:.0f} µs (medians)"
+        )
+
+
+def raw_round_trip(base: str) -> One:
+    """The baseline request: ``GET /_botemu/health``, its body read."""
+
+    async def raw(h: aiohttp.ClientSession) -> None:
+        async with h.get(f"{base}/_botemu/health") as r:
+            await r.read()
+
+    return raw
 
 
 def main() -> None:
@@ -194,7 +285,23 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, metavar="FILE",
                         help="run the server under cProfile and write its statistics to FILE "
                              "(pstats; the figures are then cProfile's, not the server's)")  # fmt: skip
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="also serve the emulator package of DIR (another checkout) and "
+                             "measure both in turns, --rounds times (default 10)")  # fmt: skip
     args = parser.parse_args()
+    if args.against:
+        with tempfile.TemporaryDirectory() as tmp:
+            pair = {"this tree": start_server(Path(tmp), commit_first=False),
+                    str(args.against): start_server(Path(tmp), commit_first=False,
+                                                    tree=args.against.resolve())}  # fmt: skip
+            try:
+                asyncio.run(against({name: (server.pid, base) for name, (server, base) in pair.items()},
+                                    args.requests, args.concurrency, args.rounds or 10))  # fmt: skip
+            finally:
+                for server, _ in pair.values():
+                    server.terminate()
+                    server.wait(timeout=30)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         keys = (False, True) if args.compare_commit else (False,)
         servers = {key: start_server(Path(tmp), commit_first=key, profile=args.profile)
@@ -202,7 +309,8 @@ def main() -> None:
         try:
             if not args.compare_commit:
                 rounds = args.rounds or 1
-                asyncio.run(measure(servers[False][1], args.requests, args.concurrency, rounds))
+                server, base = servers[False]
+                asyncio.run(measure(base, args.requests, args.concurrency, rounds, server.pid))
                 return
             bases = {key: base for key, (_, base) in servers.items()}
             rounds = args.rounds or 10

@@ -51,7 +51,7 @@ def check_activity(value: object, path: str = "$") -> tuple[JSONObject, list[str
 
 def activity_warnings(value: object, path: str = "$") -> list[str]:
     """``check_activity`` without the copy: the warnings about an activity, or the same error."""
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise bad_argument(f"{path}: an activity must be a JSON object, got {kind_of(value)}")
     if value.get("type") is None:
         raise missing_property(f"{path}.type", f"{path}.type is required (the activity type)")
@@ -65,13 +65,19 @@ def activity_warnings(value: object, path: str = "$") -> list[str]:
             item = value.get(name)
             if item is not None and not isinstance(item, wanted):
                 raise bad_argument(f"{path}.{name} must be {_NOUN[wanted]}, got {kind_of(item)}")
-    for name in ("from", "recipient", "conversation"):
+    for name in _ACCOUNTS:
         account = value.get(name)
-        if isinstance(account, Mapping) and not isinstance(account.get("id", ""), str | None):
-            raise bad_argument(f"{path}.{name}.id must be a string")
-    _check_items(value, "attachments", "contentType", path)
-    _check_items(value, "entities", "type", path)
+        if account is not None and (type(account) is dict or isinstance(account, Mapping)):
+            if not isinstance(account.get("id", ""), str | None):
+                raise bad_argument(f"{path}.{name}.id must be a string")
+    if "attachments" in value:
+        _check_items(value, "attachments", "contentType", path)
+    if "entities" in value:
+        _check_items(value, "entities", "type", path)
     return _warnings(value, kind)
+
+
+_ACCOUNTS = ("from", "recipient", "conversation")
 
 
 _NOUN: dict[object, str] = {str: "a string", Mapping: "an object", list: "an array"}
@@ -142,6 +148,7 @@ class ActivityOps(StateCore):
         from_bot: bool = True,
         bot: str | None = None,
         warnings_out: list[str] | None = None,
+        fresh: bool = False,
     ) -> str:
         """Check and store an activity (send, or reply when ``reply_to`` is given); return its id.
 
@@ -149,9 +156,14 @@ class ActivityOps(StateCore):
         an absent ``from`` becomes the bot (or, for ``from_bot=False``, the first user) and an
         absent ``recipient`` the other party of a 1:1 conversation. ``warnings_out`` receives
         the warnings about the activity as soon as it passed its check (so the transcript need
-        not check it again)."""
+        not check it again). ``fresh``: ``activity`` was just read from a request body and
+        nothing will change it, so it is stored without a deep copy (its values, not itself)."""
         conversation = self.conversation(conversation_id, bot=bot)
-        checked, warnings = check_activity(activity)
+        if fresh:
+            warnings = activity_warnings(activity)
+            checked = dict(activity)
+        else:
+            checked, warnings = check_activity(activity)
         if warnings_out is not None:
             warnings_out.extend(warnings)
         if reply_to is not None:
@@ -265,6 +277,13 @@ class ActivityOps(StateCore):
     def _store(self, conversation: Conversation, stored: JSONObject, warnings: list[str]) -> None:
         conversation.activities.append(stored)
         activity_id = str(stored["id"])
-        conversation.activity_members[activity_id] = copies(conversation.members)
-        conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
-        self._notify(conversation.id, stored)
+        previous = conversation.members_seen
+        if (
+            previous is None or previous != conversation.members
+        ):  # a copy per change, not per activity
+            previous = conversation.members_seen = copies(conversation.members)
+        conversation.activity_members[activity_id] = previous
+        if warnings:
+            conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
+        if self._listeners:
+            self._notify(conversation.id, stored)

@@ -42,6 +42,10 @@ class Conversation:
     warnings: list[str] = field(default_factory=list)
     """What botemu accepted but would flag: unknown activity types, empty messages..."""
     activity_members: dict[str, list[JSONObject]] = field(default_factory=dict)
+    """The members when each activity was stored (never changed: the activities stored while
+    the members stayed the same share one copy, ``members_seen``; read them through copies)."""
+    members_seen: list[JSONObject] | None = None
+    """A copy of ``members`` as the last activity stored saw them."""
 
     @property
     def users(self) -> list[JSONObject]:

@@ -51,7 +51,8 @@ async def send_to_conversation(request: web.Request) -> web.Response:
     state, bot, conversation = authorized(request)
     activity = await json_object(request, "an Activity")
     warnings = request[WARNINGS] = []
-    return resource(state.post_activity(conversation, activity, bot=bot, warnings_out=warnings))
+    return resource(state.post_activity(conversation, activity, bot=bot, warnings_out=warnings,
+                                        fresh=True))  # fmt: skip
 
 
 async def send_conversation_history(request: web.Request) -> web.Response:
@@ -66,7 +67,7 @@ async def reply_to_activity(request: web.Request) -> web.Response:
     reply_to = request.match_info["activityId"]
     warnings = request[WARNINGS] = []
     return resource(state.post_activity(conversation, activity, reply_to=reply_to, bot=bot,
-                                        warnings_out=warnings))  # fmt: skip
+                                        warnings_out=warnings, fresh=True))  # fmt: skip
 
 
 async def update_activity(request: web.Request) -> web.Response:

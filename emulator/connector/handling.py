@@ -110,14 +110,17 @@ async def _read(request: web.Request, limit: int, what: str) -> bytes:
     length = request.content_length
     if length is not None and length > limit:
         raise too_big(what, length, limit)
+    content = request.content
     chunks: list[bytes] = []
     size = 0
-    while chunk := await request.content.read(64 * 1024):
+    while chunk := await content.read(64 * 1024):
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
             raise too_big(what, None, limit)
-    request[BODY] = body = b"".join(chunks)
+        if content.at_eof():  # what the next read would say with an empty chunk
+            break
+    request[BODY] = body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     return body
 
 

@@ -74,35 +74,40 @@ LIST_PAGE_SIZE = 100
 
 class _Uuid4Hex:
     """``uuid.uuid4().hex``: 122 bits from ``os.urandom`` with the version (4) and variant bits
-    set, as ``uuid4`` sets them, but the random bytes are read for 256 ids at a time. The
-    system call costs more than the id (and it lets other threads take the GIL, such as the
-    transcript writer); a forked child drops the pool, so it never repeats its parent's ids."""
+    set, as ``uuid4`` sets them, but the random bytes are read, marked and written in hex for
+    256 ids at a time. The system call costs more than the id (and it lets other threads take
+    the GIL, such as the transcript writer); a forked child drops the pool, so it never repeats
+    its parent's ids."""
 
-    POOL = 16 * 256
+    IDS = 256
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pool = b""
+        self._pool = ""
         self._at = 0
         os.register_at_fork(after_in_child=self._drop)
 
     def _drop(self) -> None:
         self._lock = threading.Lock()
-        self._pool, self._at = b"", 0
+        self._pool, self._at = "", 0
 
     def __call__(self) -> str:
         with self._lock:
             at = self._at
-            if at + 16 > len(self._pool):
-                self._pool, at = os.urandom(self.POOL), 0
-            self._at = at + 16
-            value = int.from_bytes(self._pool[at : at + 16], "big")
-        return f"{value & ~_UUID4_CLEAR | _UUID4_SET:032x}"
+            if at + 32 > len(self._pool):
+                self._pool, at = uuid4_hex(os.urandom(16 * self.IDS)), 0
+            self._at = at + 32
+            return self._pool[at : at + 32]
 
 
-_UUID4_CLEAR = 0xC000 << 48 | 0xF000 << 64
-_UUID4_SET = 0x8000 << 48 | 4 << 76
-"""The variant (RFC 4122) and version (4) bits, as ``uuid.UUID(..., version=4)`` sets them."""
+def uuid4_hex(random: bytes) -> str:
+    """The hex of ``uuid.UUID(bytes=b, version=4)`` for each 16 bytes ``b`` of ``random``, one
+    after the other: byte 6 takes the version in its high nibble, byte 8 the variant (RFC 4122)
+    in its two high bits."""
+    marked = bytearray(random)
+    marked[6::16] = bytes((b & 0x0F) | 0x40 for b in marked[6::16])
+    marked[8::16] = bytes((b & 0x3F) | 0x80 for b in marked[8::16])
+    return marked.hex()
 
 
 _uuid_hex = _Uuid4Hex()

@@ -41,7 +41,14 @@ class ConnectorRecorder:
         self.state = state
         self.anonymous = anonymous or AnonymousBots()
         self.started: set[str] = set()
+        self._last_authorization = ("", redact_authorization(""))
         state.add_conversation_listener(self.start)
+
+    def _redacted(self, authorization: str) -> str:
+        """``redact_authorization``, made once for the header a bot sends again and again."""
+        if authorization != self._last_authorization[0]:
+            self._last_authorization = (authorization, redact_authorization(authorization))
+        return self._last_authorization[1]
 
     def start(self, conversation: Conversation) -> None:
         users = [str(u.get("id")) for u in conversation.users]
@@ -105,19 +112,20 @@ class ConnectorRecorder:
         # str(k): the names are multidict's istr, which orjson does not take as keys (jsonutil.dumps
         # would then fall back to the standard encoder: the same bytes, ten times slower)
         headers: dict[str, JSON] = {
-            str(k): (redact_authorization(v) if k.lower() == "authorization" else v)
+            str(k): (self._redacted(v) if len(k) == 13 and k.lower() == "authorization" else v)
             for k, v in request.headers.items()
         }
         text, blob = _text_or_blob(body)
+        operation = (request.match_info.route.name or "").removeprefix("connector.")
         sent: JSONObject = {
-            "summary": "\u2190 bot " + _describe(request, parsed, read=body is not None),
+            "summary": "\u2190 bot " + _describe(operation, request, parsed, read=body is not None),
             "method": request.method,
             "path": request.path_qs,
             "headers": headers,
             "body": text,
             "app_id": caller,
         }
-        warnings = _warnings(request, parsed)
+        warnings = _warnings(operation, request, parsed)
         if warnings:
             sent["warnings"] = [*warnings]
         self.store.append(conversation_id, EventKind.HTTP_REQUEST, sent, blob=blob)
@@ -132,10 +140,11 @@ class ConnectorRecorder:
         self.store.append(conversation_id, EventKind.HTTP_RESPONSE, got, blob=out_blob)
 
 
+_SENDS = "sends {activity}"
 _SAYS = {
     "create_conversation": "creates a conversation",
     "get_conversations": "lists its conversations",
-    "send_to_conversation": "sends {activity}",
+    "send_to_conversation": _SENDS,
     "send_conversation_history": "uploads history ({count} activities)",
     "reply_to_activity": "replies to {activityId} with {activity}",
     "update_activity": "updates {activityId} to {activity}",
@@ -156,12 +165,13 @@ class _Values(dict[str, str]):
         return "?"
 
 
-def _describe(request: web.Request, parsed: JSON, *, read: bool) -> str:
-    """``sends message "hello"``: what the bot asked for, in words."""
-    route = request.match_info.route.name or ""
-    template = _SAYS.get(route.removeprefix("connector."))
+def _describe(operation: str, request: web.Request, parsed: JSON, *, read: bool) -> str:
+    """``sends message "hello"``: what the bot asked for (``operation``: the route's), in words."""
+    template = _SAYS.get(operation)
     if template is None:
         return f"{request.method} {request.path}"
+    if template == _SENDS:  # the common case, without the general formatting below
+        return "sends " + (_activity_words(parsed) if read else "an activity (body not read)")
     values = _Values(request.match_info)
     values["activity"] = _activity_words(parsed) if read else "an activity (body not read)"
     items = parsed.get("activities") if isinstance(parsed, dict) else None
@@ -187,11 +197,10 @@ _quote = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(value, ensure_ascii=False)`` without building an encoder per call."""
 
 
-def _warnings(request: web.Request, parsed: JSON) -> list[str]:
-    route = (request.match_info.route.name or "").removeprefix("connector.")
-    if route == "create_conversation":
+def _warnings(operation: str, request: web.Request, parsed: JSON) -> list[str]:
+    if operation == "create_conversation":
         return conversation_warnings(parsed)
-    if route not in ("send_to_conversation", "reply_to_activity", "update_activity"):
+    if operation not in ("send_to_conversation", "reply_to_activity", "update_activity"):
         return []
     known: list[str] | None = request.get(WARNINGS)
     if known is not None:  # the handler's check of this very body passed: its warnings

@@ -113,5 +113,3 @@ def tighten(key: Path) -> None:
         files.tighten(key, KEY_MODE)
     except OSError as e:
         raise IdentityError(f"cannot set mode 0600: {e.strerror or e}", path=key) from None
-
-

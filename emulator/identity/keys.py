@@ -178,8 +178,17 @@ class KeyStore:
         return list(self._loaded())
 
     def find(self, kid: str) -> SigningKey | None:
-        """The published key with this ``kid``, or None."""
-        return next((k for k in self.published() if k.kid == kid), None)
+        """The published key with this ``kid``, or None (``published()`` without its copy when
+        no key has outlived its grace: every token check asks)."""
+        keys = self._loaded()
+        now, grace = self._clock(), self.grace_seconds
+        for key in keys:
+            if key.retired is not None and now >= key.retired + grace:  # not _live: prune, look
+                return next((k for k in self.published() if k.kid == kid), None)
+        for key in keys:
+            if key.kid == kid:
+                return key
+        return None
 
     def jwks(self) -> dict[str, JSON]:
         """The key document (RFC 7517 JWK Set) of the published keys."""

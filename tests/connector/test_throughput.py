@@ -9,7 +9,7 @@ import itertools
 import json
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import orjson
@@ -21,7 +21,7 @@ from emulator.config import Profile, default_placeholders
 from emulator.connector.activities import activity_warnings, check_activity
 from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
-from emulator.connector.models import ConnectorState, _Uuid4Hex
+from emulator.connector.models import ConnectorState, _Uuid4Hex, uuid4_hex
 from emulator.connector.routes import make_connector_app
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import VerifiedTokens, mint
@@ -171,10 +171,12 @@ def test_ids_are_uuid4_hex_as_uuid4_makes_them() -> None:
     for value in made:
         parsed = uuid.UUID(hex=value)
         assert (parsed.version, parsed.variant, parsed.hex) == (4, uuid.RFC_4122, value)
-    for _ in range(200):  # the same bits as uuid.UUID(bytes=..., version=4)
-        random = os.urandom(16)
-        source._pool, source._at = random, 0
-        assert source() == uuid.UUID(bytes=random, version=4).hex
+    for _ in range(200):  # the same bits as uuid.UUID(bytes=..., version=4), id by id
+        random = os.urandom(16 * 3)
+        expected = [uuid.UUID(bytes=random[i : i + 16], version=4).hex for i in (0, 16, 32)]
+        assert uuid4_hex(random) == "".join(expected)
+    for edge in (b"\x00" * 16, b"\xff" * 16):
+        assert uuid4_hex(edge) == uuid.UUID(bytes=edge, version=4).hex
 
 
 # --- copies and checks -------------------------------------------------------------------------
@@ -269,3 +271,170 @@ async def test_replies_and_updates_keep_their_warnings_in_the_transcript(
         if isinstance(headers, dict):
             assert all(type(name) is str for name in headers)  # orjson writes them itself
             assert orjson.loads(orjson.dumps(payload)) == payload
+
+
+# --- accepted Authorization headers --------------------------------------------------------------
+
+
+def answer(verify: Callable[[str | None], str], authorization: str) -> tuple[int, str, str]:
+    """(status, reason, message) of what ``verify`` says, 200 for an acceptance."""
+    try:
+        return 200, "", verify(authorization)
+    except ConnectorError as e:
+        return e.status, str(getattr(e, "reason", None)), str(e)
+
+
+def test_an_accepted_header_is_refused_as_a_fresh_verifier_refuses_it(keys: KeyStore) -> None:
+    """Whatever changes after a header was accepted (the clock passes ``exp``, or comes before
+    ``nbf`` again; the key leaves the key document; the app id is no longer registered), the
+    header is refused exactly as a verifier that never saw it refuses it."""
+    clock = [NOW]
+    bots = {"botA"}
+
+    def verifier() -> Callable[[str | None], str]:
+        return identity_verifier(keys, PLACEHOLDERS, registered=lambda a: a in bots,
+                                 clock=lambda: clock[0])  # fmt: skip
+
+    verify = verifier()
+    header = f"Bearer {mint(keys, {**CLAIMS, 'nbf': NOW + 100}, now=NOW, lifetime=1000)}"
+    clock[0] = NOW - 150  # nbf is NOW + 100, exp NOW + 1000: valid from NOW - 200 to NOW + 1300
+    assert answer(verify, header) == (200, "", "botA")
+    for moment in (NOW - 250, NOW + 1299, NOW + 1300, NOW + 5000, NOW - 200, NOW):
+        clock[0] = moment
+        assert answer(verify, header) == answer(verifier(), header), moment
+    clock[0] = NOW + 500
+    assert answer(verify, header) == (200, "", "botA")
+    bots.clear()
+    assert answer(verify, header) == answer(verifier(), header) == (
+        403, "None", "Forbidden: app id 'botA' is not a bot registered with botemu")  # fmt: skip
+    bots.add("botA")
+    assert answer(verify, header) == (200, "", "botA")
+    keys.rotate()
+    keys.grace_seconds = 0
+    refused = answer(verify, header)
+    assert refused == answer(verifier(), header) and refused[:2] == (401, "unknown-kid")
+
+
+def test_only_accepted_headers_are_remembered_and_they_are_bounded(keys: KeyStore) -> None:
+    from emulator.connector import auth
+
+    remembered: list[auth.AcceptedHeaders] = []
+    original = auth.AcceptedHeaders.__init__
+
+    def spy(self: auth.AcceptedHeaders, size: int = 4096) -> None:
+        original(self, size)
+        remembered.append(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(auth.AcceptedHeaders, "__init__", spy)
+        verify = identity_verifier(keys, PLACEHOLDERS, registered=lambda a: a == "botA",
+                                   clock=lambda: NOW)  # fmt: skip
+    (cache,) = remembered
+    token = mint(keys, CLAIMS, now=NOW)
+    refused = [*tampered(token), mint(keys, {**CLAIMS, "appid": "botB"}, now=NOW),
+               mint(keys, {**CLAIMS, "aud": "x"}, now=NOW)]  # fmt: skip
+    for bad in refused:
+        first = answer(verify, f"Bearer {bad}")
+        assert first[0] in (401, 403) and answer(verify, f"Bearer {bad}") == first
+        assert cache.get(f"Bearer {bad}") is None
+    assert verify(f"Bearer {token}") == "botA"
+    assert cache.get(f"Bearer {token}") == auth.Accepted(
+        keys.current().kid, NOW + 3600, NOW, "botA"
+    )
+    small = auth.AcceptedHeaders(size=2)
+    for n in range(5):
+        small.put(f"h{n}", auth.Accepted("k", 1.0, None, "a"))
+    assert [h for h in ("h2", "h3", "h4") if small.get(h)] == ["h3", "h4"]
+
+
+# --- timestamps --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [0, 0.0, 1.0, 0.0005, 0.9999994, 0.9999995, 0.9999996, 1_750_000_000.0, 1_750_000_000.25,
+     1_750_000_000.9994999, 1_750_000_000.9999995, 1_750_000_000.0000005, 1_750_000_000.0000015,
+     253_402_300_798.9999995, 253_402_300_799.5, -1.5, 4_102_444_800.123],
+)  # fmt: skip
+def test_timestamps_are_what_datetime_writes(moment: float) -> None:
+    from datetime import UTC, datetime
+
+    from emulator.connector.state import _Timestamps
+
+    stamps = _Timestamps()
+    expected = datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+    for _ in range(2):  # made, then from the second's cache
+        assert stamps(moment) == expected.replace("+00:00", "Z")
+
+
+# --- the body --------------------------------------------------------------------------------
+
+
+async def test_a_body_sent_in_several_chunks_is_read_whole(aiohttp_client: ClientFactory) -> None:
+    state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
+    client = await aiohttp_client(make_connector_app(state, fake_verifier))
+    conversation = state.open_conversation("botA", {"id": "u"}).id
+    text = "x" * 200_000
+
+    async def chunks() -> AsyncIterator[bytes]:
+        body = orjson.dumps({"type": "message", "text": text})
+        for start in range(0, len(body), 7_000):
+            yield body[start : start + 7_000]
+
+    response = await client.post(f"/v3/conversations/{conversation}/activities", data=chunks(),
+                                  headers={"Content-Type": "application/json"})  # fmt: skip
+    assert response.status == 200, await response.text()
+    assert state.conversation(conversation).activities[-1]["text"] == text
+
+
+def test_activities_stored_while_the_members_stay_the_same_share_one_copy_of_them() -> None:
+    state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
+    created = state.create_conversation("botA", {"members": [{"id": "u1"}, {"id": "u2"}],
+                                                 "isGroup": True})  # fmt: skip
+    conversation = str(created["id"])
+    first, second = (state.post_activity(conversation, {"type": "typing"}) for _ in range(2))
+    kept = state.conversation(conversation).activity_members
+    assert kept[first] is kept[second]  # one copy while nothing changed
+    handed = state.activity_members(conversation, first)
+    handed[0]["id"] = "changed"  # what is handed out is a copy
+    handed.clear()
+    state.remove_member(conversation, "u2")
+    state.conversation(conversation).members[1]["name"] = "Ada"  # changed in place, too
+    third = state.post_activity(conversation, {"type": "typing"})
+    ids = [
+        [m.get("id") for m in state.activity_members(conversation, a)]
+        for a in (first, second, third)
+    ]
+    assert ids == [["botA", "u1", "u2"], ["botA", "u1", "u2"], ["botA", "u1"]]
+    assert state.activity_members(conversation, third)[1] == {"id": "u1", "name": "Ada"}
+    assert "name" not in state.activity_members(conversation, first)[1]
+
+
+def test_a_listener_that_wants_some_conversations_hears_only_those() -> None:
+    state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
+    mine = state.open_conversation("botA", {"id": "u"}).id
+    other = state.open_conversation("botA", {"id": "v"}).id
+    heard: list[tuple[str, JSON]] = []
+    asked: list[str] = []
+
+    def wants(conversation_id: str) -> bool:
+        asked.append(conversation_id)
+        if conversation_id == "broken":
+            raise RuntimeError("a listener's own bug")
+        return conversation_id == mine
+
+    def listener(conversation_id: str, activity: JSONObject) -> None:
+        heard.append((conversation_id, activity.get("text")))
+
+    state.add_listener(listener, wants=wants)
+    everything: list[str] = []
+    state.add_listener(lambda c, a: everything.append(c))
+    for conversation in (mine, other, mine):
+        state.post_activity(conversation, {"type": "message", "text": conversation})
+    assert heard == [(mine, mine), (mine, mine)]
+    assert asked == [mine, other, mine] and everything == [mine, other, mine]
+    state._notify("broken", {"type": "message"})  # wants raised: logged, nothing passed
+    assert len(heard) == 2 and everything[-1] == "broken"
+    state.remove_listener(listener)
+    state.post_activity(mine, {"type": "typing"})
+    assert len(heard) == 2 and len(asked) == 4
