@@ -1,0 +1,108 @@
+"""Benchmark of live calls: how late the platform's timers fire when people call at once.
+
+Starts ``examples/ivr_bot.py`` in its own process, then places ``--calls`` live calls to it at
+once (``CallSettings(live=True)``, ``--pace`` real seconds per virtual second), each with a
+caller who listens, presses 1 for sales during the menu, enters an account number and waits for
+the goodbye. Every wait of a live call (for the next event of the Workflow playing, or for the
+caller's act) is a timer: the benchmark records how much later than asked each one that ran out
+actually ended (its lateness, in milliseconds), and prints p50, p99 and the worst, beside the
+same figures for one call alone in the same run (the baseline). It also prints the memory each
+live call holds (``tracemalloc``, with every call in progress, against none).
+
+Asserts nothing about time. Run: ``python benchmarks/live.py [--calls 20] [--pace 0.5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from support import free_port, wait_for
+
+from emulator.calling.live import LiveCaller
+from emulator.calling.session import CallSettings, place_call
+from emulator.transcripts.store import TranscriptStore
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT = ROOT / "examples" / "ivr_bot.py"
+
+
+class TimedCaller(LiveCaller):
+    """A live caller that records the lateness of every wait that ran out."""
+
+    def __init__(self, late: list[float]) -> None:
+        super().__init__()
+        self.late = late
+
+    async def next(self, seconds: float) -> tuple[object, float] | None:  # type: ignore[override]
+        started = time.perf_counter()
+        act = await super().next(seconds)
+        if act is None:
+            self.late.append((time.perf_counter() - started - seconds) * 1000)
+        return act
+
+
+async def one_call(url: str, store: TranscriptStore, pace: float, late: list[float]) -> str:
+    caller = TimedCaller(late)
+    settings = CallSettings(bot_url=url, pace=pace, live=True)
+    call = asyncio.create_task(place_call(settings, store, live=caller))  # type: ignore[arg-type]
+    await asyncio.sleep(6 * pace)  # virtual 6 s: the menu prompt plays from 2.4 s to 11.6 s
+    caller.press("1")
+    await asyncio.sleep(4 * pace)
+    caller.press("12345678#")
+    report = await asyncio.wait_for(call, 120)
+    return report.end_reason.value
+
+
+def figures(late: list[float]) -> str:
+    ordered = sorted(late)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (f"{len(ordered)} timers, lateness p50 {statistics.median(ordered):.1f} ms, "
+            f"p99 {p99:.1f} ms, worst {ordered[-1]:.1f} ms")  # fmt: skip
+
+
+async def measure(url: str, calls: int, pace: float) -> None:
+    await wait_for(url)
+    with tempfile.TemporaryDirectory() as folder:
+        with TranscriptStore(Path(folder) / "t.db", write_behind=True) as store:
+            alone: list[float] = []
+            print("one call alone:", await one_call(url, store, pace, alone))
+            print(f"  baseline: {figures(alone)}")
+            tracemalloc.start()
+            before = tracemalloc.take_snapshot()
+            late: list[float] = []
+            tasks = [asyncio.create_task(one_call(url, store, pace, late)) for _ in range(calls)]
+            await asyncio.sleep(8 * pace)  # every call in progress
+            during = tracemalloc.take_snapshot()
+            ends = await asyncio.gather(*tasks)
+            tracemalloc.stop()
+    held = sum(s.size_diff for s in during.compare_to(before, "filename"))
+    print(f"{calls} calls at once: {ends.count('bot hung up')} ended by the bot")
+    print(f"  {figures(late)}")
+    print(f"  memory held per live call: {held / calls / 1024:.1f} KiB (tracemalloc)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--pace", type=float, default=0.5)
+    options = parser.parse_args()
+    port = free_port()
+    bot = subprocess.Popen([sys.executable, str(BOT), "--port", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        asyncio.run(measure(f"http://127.0.0.1:{port}/api/calls", options.calls, options.pace))
+    finally:
+        bot.terminate()
+        bot.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
