@@ -44,6 +44,8 @@ def _add_serve(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     service_options(serve)
     serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
+    serve.add_argument("--max-live", type=int, default=20, metavar="N",
+                       help="live web chat conversations at once (the log view's #/chat; 20)")  # fmt: skip
     serve.set_defaults(handler=_serve)
 
 
@@ -112,13 +114,15 @@ def _add_chat(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
     try:
+        if not 0 <= args.max_live <= 1000:
+            raise BotemuError(f"--max-live is from 0 to 1000, not {args.max_live}")
         config = service_config(args)
         store = TranscriptStore(args.db, write_behind=True)
     except BotemuError as e:
         print(f"botemu serve: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return asyncio.run(_run(config, store, out))
+        return asyncio.run(_run(config, store, out, max_live=args.max_live))
     except BotemuError as e:  # --tls: the certificate directory cannot be made or read
         print(f"botemu serve: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -130,10 +134,14 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         store.close()
 
 
-async def _run(config: ServiceConfig, store: TranscriptStore, out: TextIO) -> int:
+async def _run(
+    config: ServiceConfig, store: TranscriptStore, out: TextIO, *, max_live: int = 20
+) -> int:
     from emulator.service.hosting import banner, serving
+    from emulator.service.livechat import LIVECHAT
 
-    async with serving(config, store):
+    async with serving(config, store) as runner:
+        runner.app[LIVECHAT].max_live = max_live
         out.write(banner(config))
         out.flush()
         stop = asyncio.Event()

@@ -19,6 +19,8 @@ from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.logview import setup_logview
 from emulator.pki_routes import pki_routes
 from emulator.service.control import control_routes
+from emulator.service.livechat import setup_livechat
+from emulator.service.livephone import setup_livephone
 from emulator.service.state import EMULATOR, Emulator
 from emulator.transcripts.store import TranscriptStore
 
@@ -50,6 +52,8 @@ def make_app(
     app.add_routes(control_routes())
     app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
     setup_logview(app, store)  # the log view: GET / and /_logview/
+    setup_livechat(app)  # the log view's web chat: its socket, and the page's token
+    setup_livephone(app)  # the log view's phone: its socket (the chat's admission)
     protect(
         app,
         port=config.port,

@@ -7,17 +7,23 @@ import { $ } from './dom.js';
 import { ExplorationsPage } from './explorations.js';
 import { FlowPage } from './flow.js';
 import { ListPage } from './list.js';
+import { LiveChatPage } from './livechat.js';
+import { PhonePage } from './phone.js';
 
 const listPage = $('#list-page');
 const callPage = $('#call-page');
 const explorationsPage = $('#explorations-page');
 const flowPage = $('#flow-page');
+const chatPage = $('#livechat-page');
+const phonePage = $('#phone-page');
 const tabs = $('#tabs');
 const back = $('#back');
 const list = new ListPage(listPage);
 const call = new CallPage(callPage);
 const explorations = new ExplorationsPage(explorationsPage);
 const flow = new FlowPage(flowPage);
+const livechat = new LiveChatPage(chatPage);
+const phone = new PhonePage(phonePage);
 const live = $('#live');
 let previous = '#/';
 
@@ -30,14 +36,18 @@ function decoded(id) {
 }
 
 function show(page) {
-  for (const section of [listPage, callPage, explorationsPage, flowPage]) section.hidden = section !== page;
-  tabs.hidden = page !== listPage && page !== explorationsPage;
+  for (const section of [listPage, callPage, explorationsPage, flowPage, chatPage, phonePage]) section.hidden = section !== page;
+  tabs.hidden = ![listPage, explorationsPage, chatPage, phonePage].includes(page);
   $('#tab-calls').toggleAttribute('aria-current', page === listPage);
   $('#tab-explorations').toggleAttribute('aria-current', page === explorationsPage);
+  $('#tab-chat').toggleAttribute('aria-current', page === chatPage);
+  $('#tab-phone').toggleAttribute('aria-current', page === phonePage);
   if (page !== listPage) list.close();
   if (page !== callPage) call.close();
   if (page !== explorationsPage) explorations.close();
   if (page !== flowPage) flow.close();
+  if (page !== chatPage) livechat.close();
+  if (page !== phonePage) phone.close();
 }
 
 function route() {
@@ -53,6 +63,12 @@ function route() {
   } else if (flowMatch) {
     show(flowPage);
     flow.open(decoded(flowMatch[1]));
+  } else if (hash === '#/chat') {
+    show(chatPage);
+    livechat.open();
+  } else if (hash === '#/phone' || hash.startsWith('#/phone?')) {
+    show(phonePage);
+    phone.open();
   } else if (hash === '#/explorations') {
     show(explorationsPage);
     explorations.open();

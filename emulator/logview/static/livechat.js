@@ -1,0 +1,245 @@
+// The web chat (#/chat): talk to a registered messaging bot through botemu's connector, as a
+// channel does. The page opens one socket (livechat-socket.js) and starts a conversation with
+// the chosen bot (its conversationUpdate first); the bot's replies arrive as the connector takes
+// them, typing included. Restart starts a new conversation id. Everything is in the store, so
+// the conversation is also in the list (a link opens it there).
+
+import { h, fill } from './dom.js';
+import { bootstrap, LiveSocket } from './livechat-socket.js';
+import { activityView, answerView, findingsView } from './livechat-render.js';
+import { ActivityMenu } from './livechat-menu.js';
+
+const TYPING_MS = 3000;
+const MAX_SHOWN = 500; // activities kept on the page; older ones are in the log view
+
+export class LiveChatPage {
+  constructor(root) {
+    this.root = root;
+    this.boot = bootstrap();
+    this.socket = null;
+    this.conversationId = null;
+    this.pending = new Map(); // ref -> what it was: {kind, type}
+    this.typingTimer = null;
+    this.built = false;
+  }
+
+  open() {
+    if (!this.built) this.build();
+    if (this.boot && !this.socket?.isOpen) this.connect();
+    this.input?.focus();
+  }
+
+  close() {} // the conversation goes on while the rest of the log view is looked at
+
+  build() {
+    this.built = true;
+    if (!this.boot) {
+      fill(this.root, h('p', { class: 'problem', role: 'status', id: 'livechat-unavailable' },
+        'The web chat talks to bots through a running botemu\'s connector. This log view has none ',
+        '(botemu logview only reads a database): open the log view of botemu serve or botemu demo.'));
+      return;
+    }
+    this.bots = h('select', { id: 'livechat-bot', 'aria-label': 'Bot', onchange: () => this.start() });
+    this.restart = h('button', { type: 'button', id: 'livechat-restart', onclick: () => this.start() }, 'Restart');
+    this.conversation = h('a', { id: 'livechat-conversation', class: 'mono', 'aria-label': 'Open the conversation in the log view' });
+    this.state = h('span', { id: 'livechat-state', class: 'muted', role: 'status' }, 'connecting…');
+    this.reconnect = h('button', { type: 'button', hidden: true, onclick: () => this.connect() }, 'Reconnect');
+    this.log = h('section', { id: 'livechat-log', class: 'chat livechat-log', 'aria-label': 'Conversation', 'aria-live': 'polite' });
+    this.typing = h('p', { id: 'livechat-typing', class: 'livechat-typing muted', role: 'status', hidden: true }, 'the bot is typing…');
+    this.problem = h('p', { id: 'livechat-problem', class: 'problem', role: 'alert', hidden: true });
+    this.input = h('input', { id: 'livechat-text', type: 'text', autocomplete: 'off', 'aria-label': 'Message', placeholder: 'Type a message' });
+    this.sendButton = h('button', { type: 'submit', id: 'livechat-send' }, 'Send');
+    const composer = h('form', { class: 'livechat-composer', 'aria-label': 'Message composer' }, this.input, this.sendButton);
+    composer.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.sendMessage(this.input.value);
+    });
+    this.menu = new ActivityMenu((activity) => this.send(activity), (text, name) => this.manifest(text, name));
+    fill(this.root,
+      h('div', { class: 'livechat-bar' },
+        h('label', { for: 'livechat-bot' }, 'bot'), this.bots, this.restart,
+        h('span', { class: 'livechat-id' }, 'conversation ', this.conversation), this.state, this.reconnect),
+      this.problem, this.log, this.typing, composer, this.menu.root);
+  }
+
+  connect() {
+    this.socket?.close();
+    this.socket = new LiveSocket(this.boot, {
+      onFrame: (frame) => this.frame(frame),
+      onState: (state, detail) => this.connection(state, detail),
+    });
+    this.socket.connect();
+  }
+
+  connection(state, detail) {
+    this.state.textContent = state === 'open' ? 'connected' : state === 'closed' ? `disconnected (${detail})` : 'connecting…';
+    this.reconnect.hidden = state !== 'closed';
+    for (const control of [this.sendButton, this.restart, this.menu.sendButton]) control.disabled = state !== 'open';
+  }
+
+  frame(frame) {
+    switch (frame.op) {
+      case 'ready':
+        this.menu.limits = frame.limits ?? {};
+        this.fillBots(frame.bots ?? []);
+        this.start();
+        break;
+      case 'bots':
+        this.fillBots(frame.bots ?? []);
+        break;
+      case 'started':
+        this.started(frame);
+        break;
+      case 'activity':
+        this.activity(frame.from === 'user' ? 'user' : 'bot', frame.activity ?? {});
+        break;
+      case 'answer':
+        this.answer(frame);
+        break;
+      case 'refused':
+        this.refused(frame);
+        break;
+      case 'manifest':
+        this.pending.delete(frame.ref);
+        this.menu.setManifest(frame);
+        break;
+      case 'findings':
+        this.attach(frame.activity_id, findingsView(frame.findings ?? []));
+        break;
+      case 'dropped':
+        this.log.append(h('p', { class: 'activity-note muted' }, `${frame.count} activities were left out: the page read too slowly`));
+        break;
+      default:
+        break;
+    }
+  }
+
+  fillBots(bots) {
+    const chosen = this.bots.value;
+    fill(this.bots, bots.map((b) => h('option', { value: b.app_id }, `${b.name}${b.name === b.app_id ? '' : ` (${b.app_id})`} · ${b.endpoint}`)));
+    if (bots.some((b) => b.app_id === chosen)) this.bots.value = chosen;
+    if (bots.length === 0) this.showProblem('No messaging bot is registered: botemu serve --bot-endpoint URL (or botemu chat --bot URL once).');
+  }
+
+  start() {
+    if (!this.bots.value) return;
+    const ref = this.socket?.send({ op: 'start', app_id: this.bots.value });
+    if (ref) this.pending.set(ref, { kind: 'start', type: 'conversationUpdate' });
+  }
+
+  started(frame) {
+    this.conversationId = frame.conversation_id;
+    this.conversation.textContent = frame.conversation_id;
+    this.conversation.setAttribute('href', `#/calls/${encodeURIComponent(frame.conversation_id)}`);
+    this.root.dataset.conversation = frame.conversation_id;
+    this.log.replaceChildren();
+    this.problem.hidden = true;
+    this.stopTyping();
+  }
+
+  sendMessage(value) {
+    const text = value.trim();
+    if (!text) return;
+    if (this.send({ type: 'message', text })) this.input.value = '';
+  }
+
+  /** Send an activity the page made; false when there is no socket or it is too big. */
+  send(activity) {
+    const limit = this.menu.limits?.text ?? 16384;
+    if (typeof activity.text === 'string' && activity.text.length > limit) {
+      this.showProblem(`The text is ${activity.text.length} characters: the web chat sends at most ${limit}.`);
+      return false;
+    }
+    const ref = this.socket?.send({ op: 'send', activity });
+    if (!ref) return false;
+    this.pending.set(ref, { kind: 'send', type: activity.type });
+    this.problem.hidden = true;
+    return true;
+  }
+
+  activity(side, a) {
+    if (side === 'bot' && a.type === 'typing') {
+      this.showTyping();
+      return;
+    }
+    if (side === 'bot') this.stopTyping();
+    if (a.type === 'messageUpdate' || a.type === 'messageDelete') {
+      this.changed(a);
+      return;
+    }
+    this.log.append(activityView(a, side, (action) => this.act(action)));
+    while (this.log.childElementCount > MAX_SHOWN) this.log.firstElementChild.remove();
+    this.log.lastElementChild.scrollIntoView({ block: 'nearest' });
+  }
+
+  changed(a) {
+    const old = [...this.log.querySelectorAll('[data-id]')].find((el) => el.dataset.id === a.id);
+    if (!old) return;
+    if (a.type === 'messageDelete') {
+      old.classList.add('deleted');
+      old.querySelector('.text')?.replaceChildren('(deleted by the bot)');
+      return;
+    }
+    old.replaceWith(activityView({ ...a, type: 'message' }, old.dataset.from, (action) => this.act(action)));
+  }
+
+  /** A suggested action or card button: imBack/postBack send their value as text. */
+  act(action) {
+    const value = action?.value;
+    if (action?.type === 'messageBack') {
+      this.send({ type: 'message', text: String(action.text ?? action.displayText ?? ''), ...(value === undefined ? {} : { value }) });
+    } else {
+      this.send({ type: 'message', text: typeof value === 'string' ? value : JSON.stringify(value ?? action?.title ?? '') });
+    }
+  }
+
+  answer(frame) {
+    const sent = this.pending.get(frame.ref);
+    this.pending.delete(frame.ref);
+    const failed = frame.status === null || frame.status >= 300;
+    if (!sent) return;
+    if (failed || frame.type === 'invoke') this.attach(frame.activity_id, answerView(frame))?.classList.toggle('refused', failed);
+    if (frame.findings?.length) this.attach(frame.activity_id, findingsView(frame.findings));
+  }
+
+  /** Put view under the activity activity_id (at the end when it is not shown); the activity. */
+  attach(activityId, view) {
+    const target = [...this.log.querySelectorAll('[data-id]')].find((el) => el.dataset.id === activityId);
+    (target ?? this.log).append(view);
+    view.scrollIntoView({ block: 'nearest' });
+    return target ?? null;
+  }
+
+  /** Load a skill manifest (text null: forget it). */
+  manifest(text, name) {
+    const frame = { op: 'manifest', text, name };
+    const limit = this.menu.limits?.frame ?? 262144;
+    if (text !== null && JSON.stringify(frame).length > limit - 100) {
+      this.showProblem(`${name} is too large to send: at most about ${Math.floor(limit / 1024)} KiB`);
+      return;
+    }
+    const ref = this.socket?.send(frame);
+    if (ref) this.pending.set(ref, { kind: 'manifest' });
+  }
+
+  refused(frame) {
+    this.pending.delete(frame.ref);
+    this.showProblem(`Not sent: ${frame.error}`);
+  }
+
+  showProblem(message) {
+    this.problem.textContent = message;
+    this.problem.hidden = false;
+  }
+
+  showTyping() {
+    this.typing.hidden = false;
+    clearTimeout(this.typingTimer);
+    this.typingTimer = setTimeout(() => this.stopTyping(), TYPING_MS);
+  }
+
+  stopTyping() {
+    clearTimeout(this.typingTimer);
+    if (this.typing) this.typing.hidden = true;
+  }
+}

@@ -1,0 +1,448 @@
+"""The web chat's live transport: a person talks to a registered messaging bot from the log view
+(``#/chat``) over one WebSocket, through the connector exactly as ``botemu chat`` does
+(``Emulator.chat`` delivers; the connector's activity listener hears what the bot sends).
+
+``GET /_botemu/live/chat`` upgrades to a WebSocket of subprotocol ``botemu.live.v1``. The page
+offers a second subprotocol, ``botemu.secret.<token>``: the page token the log view's page was
+given (``bootstrap``, a ``<meta>`` tag), or the control secret. Refused before the upgrade: an
+``Origin`` that is not botemu's own (403), no or a wrong token (403), too many sockets (429).
+The guard's Host check comes first, as for every request (docs/security.md).
+
+Frames are JSON text, one object each. From the page (``ref``: any short string or number, sent
+back with what answers it):
+
+==============================================  ==================================================
+``{"op": "start", "app_id", "ref"?}``            a new conversation with the bot (``Restart``
+                                                 too: the socket's previous one ends): the
+                                                 ``conversationUpdate`` that adds the person and
+                                                 the bot goes first
+``{"op": "send", "activity", "ref"?}``           one activity: ``type`` one of ``TYPES``, fields
+                                                 of ``STRINGS`` and ``STRUCTURED`` only, bounded
+``{"op": "bots", "ref"?}``                       the registered messaging bots again
+``{"op": "manifest", "text", "name"?}``          a skill manifest (``livechat_skill``): its
+                                                 activities for the menu; null text forgets it
+==============================================  ==================================================
+
+To the page: ``ready`` (``bots``, ``types``, ``limits``) once; ``bots``; ``started``
+(``conversation_id``, ``app_id``, ``bot``); ``activity`` (``from``: ``user`` or ``bot``, and the
+``activity`` as the connector stored it: typing, ``messageUpdate`` and ``messageDelete``
+included) for every activity of the conversation, in the connector's order; ``answer`` (the
+bot's HTTP answer to a ``send``: ``status``, ``failure``, and ``body``, an invoke's response);
+``manifest`` (``activities``, ``findings``); ``findings`` (an endOfConversation checked against
+the manifest's resultValue; an invoke's are in its ``answer``);
+``refused`` (``error``: why a frame was not acted on; the conversation goes on); ``dropped``
+(``count``: activities left out because the page read too slowly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import secrets
+from dataclasses import dataclass, field
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from emulator.connector.errors import ConnectorError
+from emulator.connector.sender import BotAnswer, TokenKind
+from emulator.findings import Finding
+from emulator.guard import GUARD, Guard
+from emulator.jsonutil import JSON, JSONObject
+from emulator.logview.bootstrap import bootstrap_middleware
+from emulator.service.livechat_skill import Declared, SkillManifest, load
+from emulator.service.state import CONTROL, EMULATOR, USER, Emulator
+from emulator.transcripts.store import TranscriptError
+
+log = logging.getLogger(__name__)
+
+LIVE_CHAT_PATH = f"{CONTROL}/live/chat"
+PROTOCOL = "botemu.live.v1"
+SECRET_PROTOCOL = "botemu.secret."
+META_TOKEN, META_URL = "botemu-live-token", "botemu-live-chat"
+DEFAULT_MAX_LIVE = 20
+TYPES = ("message", "event", "invoke", "endOfConversation", "typing", "messageReaction",
+         "conversationUpdate", "deleteUserData")  # fmt: skip
+"""The activity types the page may send."""
+STRINGS = {"text": 16_384, "name": 256, "code": 64, "replyToId": 256, "locale": 32}
+"""The string fields the page may set, and the characters each may hold."""
+STRUCTURED = ("value", "membersAdded", "membersRemoved", "reactionsAdded", "reactionsRemoved")
+"""The JSON fields the page may set, each bounded by MAX_VALUE and MAX_DEPTH."""
+MAX_VALUE = 32 * 1024
+"""Bytes of one structured field, as compact JSON."""
+MAX_DEPTH = 32
+MAX_FRAME = 256 * 1024
+"""Bytes of one frame from the page; past it, aiohttp closes the socket (1009)."""
+MAX_PENDING, MAX_OUTBOX = 16, 1000
+"""Frames waiting to be acted on; messages waiting for the page (past it: ``dropped``)."""
+SOCKETS_PER_LIVE = 2
+"""Open sockets per allowed live conversation (pages that have not started one yet count too)."""
+CLOSED_REASON = "web chat closed"
+Sent = JSONObject
+
+
+@dataclass(eq=False)
+class Session:
+    """One socket: its outbox (the writer task drains it), its inbox of frames to act on (the
+    worker task), and its conversation."""
+
+    ws: web.WebSocketResponse
+    outbox: asyncio.Queue[Sent] = field(default_factory=lambda: asyncio.Queue(MAX_OUTBOX))
+    inbox: asyncio.Queue[JSONObject] = field(default_factory=lambda: asyncio.Queue(MAX_PENDING))
+    conversation_id: str | None = None
+    app_id: str | None = None
+    dropped: int = 0
+    skill: SkillManifest | None = None
+    expecting: Declared | None = None
+    """The declared activity whose resultValue the bot's next endOfConversation answers."""
+
+    def push(self, message: Sent) -> None:
+        if self.dropped and self.outbox.qsize() < MAX_OUTBOX - 1:
+            self.outbox.put_nowait({"op": "dropped", "count": self.dropped})
+            self.dropped = 0
+        try:
+            self.outbox.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped += 1
+
+    def refuse(self, ref: JSON, error: str) -> None:
+        self.push({"op": "refused", "ref": ref, "error": error})
+
+    async def write(self) -> None:
+        try:
+            while not self.ws.closed:
+                message = await self.outbox.get()
+                # ASCII: a lone surrogate in what a bot sent is escaped, not a UnicodeEncodeError
+                await self.ws.send_str(json.dumps(message))
+        except ConnectionError:
+            return  # the page went away
+        except Exception:  # the page must learn that nothing more will come
+            log.exception("web chat: cannot write to the page")
+            await self.ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"botemu failed")
+
+
+class LiveChat:
+    """Every live web chat of one running botemu (``LIVECHAT`` on its app)."""
+
+    def __init__(self, emulator: Emulator, *, max_live: int = DEFAULT_MAX_LIVE) -> None:
+        self.emulator = emulator
+        self.max_live = max_live
+        self.page_token = secrets.token_urlsafe(32)
+        """Handed to the log view's page only (``bootstrap``); opens live chats, nothing else."""
+        self.sessions: set[Session] = set()
+        self.live: dict[str, Session] = {}
+        """Conversation id -> the socket holding it."""
+        emulator.connector.add_listener(self._heard, wants=self.live.__contains__)
+
+    # --- the connector's side -------------------------------------------------------------------
+
+    def _heard(self, conversation_id: str, activity: JSONObject) -> None:
+        session = self.live.get(conversation_id)
+        if session is not None:
+            sender = activity.get("from")
+            side = "user" if isinstance(sender, dict) and sender.get("role") == "user" else "bot"
+            session.push({"op": "activity", "from": side, "activity": activity})
+            if side == "bot" and activity.get("type") == "endOfConversation":
+                self._ended(session, conversation_id, activity)
+
+    def bots(self) -> list[JSON]:
+        """The registered bots with a messaging endpoint."""
+        return [{"app_id": b.app_id, "name": b.name or b.app_id, "endpoint": b.endpoint,
+                 "anonymous": b.anonymous}
+                for b in self.emulator.config.bots if b.endpoint]  # fmt: skip
+
+    def ready(self) -> Sent:
+        limits: JSONObject = {"text": STRINGS["text"], "value": MAX_VALUE, "depth": MAX_DEPTH,
+                              "frame": MAX_FRAME, "live": self.max_live}  # fmt: skip
+        return {"op": "ready", "bots": self.bots(), "types": list(TYPES), "limits": limits}
+
+    # --- admission ------------------------------------------------------------------------------
+
+    def refusal(self, request: web.Request) -> web.Response | None:
+        """Why this upgrade is refused (before any socket is opened), or None."""
+        guard = request.app[GUARD]
+        origin = request.headers.get("Origin")
+        if origin is not None and not origin_allowed(guard, origin, request):
+            return _refuse(403, f"Origin {origin[:100]!r} is not allowed: the web chat is "
+                           "botemu's own page")  # fmt: skip
+        offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+        if PROTOCOL not in offered:
+            return _refuse(400, f"the web chat speaks the WebSocket subprotocol {PROTOCOL}")
+        tokens = [p[len(SECRET_PROTOCOL) :] for p in offered if p.startswith(SECRET_PROTOCOL)]
+        if not any(self.token_ok(guard, t) for t in tokens[:1]):
+            return _refuse(403, f"the web chat needs the subprotocol {SECRET_PROTOCOL}<token>: "
+                           "the page's token, or this botemu's control secret")  # fmt: skip
+        if len(self.sessions) >= SOCKETS_PER_LIVE * self.max_live:
+            return _refuse(429, f"too many web chat sockets ({len(self.sessions)}): close a tab")
+        return None
+
+    def token_ok(self, guard: Guard, token: str) -> bool:
+        if hmac.compare_digest(token.encode("utf-8", "replace"), self.page_token.encode()):
+            return True
+        return guard.secret_ok(token)
+
+    # --- the page's frames ----------------------------------------------------------------------
+
+    def receive(self, session: Session, data: str) -> None:
+        """Read one frame; queue it for the worker, or refuse it."""
+        try:
+            frame = json.loads(data)
+        except RecursionError:
+            session.refuse(None, "the frame is nested too deeply")
+            return
+        except ValueError:
+            session.refuse(None, "the frame is not JSON")
+            return
+        if not isinstance(frame, dict):
+            session.refuse(None, "a frame is a JSON object with an op")
+            return
+        ref = frame.get("ref")
+        if not (
+            ref is None or isinstance(ref, int | float) or (isinstance(ref, str) and len(ref) <= 64)
+        ):
+            session.refuse(None, "ref is a number or a string of at most 64 characters")
+            return
+        op = frame.get("op")
+        if op not in ("start", "send", "bots", "manifest"):
+            session.refuse(ref, f"op is start, send, bots or manifest, not {str(op)[:40]!r}")
+            return
+        try:
+            session.inbox.put_nowait(frame)
+        except asyncio.QueueFull:
+            session.refuse(ref, f"{MAX_PENDING} frames are already waiting: slow down")
+
+    async def work(self, session: Session) -> None:
+        """Act on the session's frames, one after the other (a channel delivers in order)."""
+        while True:
+            frame = await session.inbox.get()
+            ref = frame.get("ref")
+            try:
+                if frame["op"] == "bots":
+                    session.push({"op": "bots", "ref": ref, "bots": self.bots()})
+                elif frame["op"] == "start":
+                    await self.start(session, ref, frame.get("app_id"))
+                elif frame["op"] == "manifest":
+                    self.manifest(session, ref, frame)
+                else:
+                    await self.send(session, ref, frame.get("activity"))
+            except Refused as e:
+                session.refuse(ref, str(e))
+            except ConnectorError as e:
+                session.refuse(ref, f"the connector refused it: {e}")
+            except Exception:  # a bug here must not leave the page waiting
+                log.exception("web chat: %s failed", frame.get("op"))
+                session.refuse(ref, "botemu failed on this frame (its log has why)")
+
+    async def start(self, session: Session, ref: JSON, app_id: JSON) -> None:
+        """A new conversation between the person and the bot ``app_id``, opened as a channel
+        opens one: the conversationUpdate that adds both goes first."""
+        emulator = self.emulator
+        bot = next((b for b in emulator.config.bots if b.app_id == app_id and b.endpoint), None)
+        if not isinstance(app_id, str) or bot is None:
+            raise Refused(f"no messaging bot is registered with app id {str(app_id)[:100]!r}")
+        if session.conversation_id is None and len(self.live) >= self.max_live:
+            raise Refused(f"too many live conversations ({len(self.live)} of {self.max_live}): "
+                          "close a chat, or botemu serve --max-live N")  # fmt: skip
+        self.end(session)
+        conversation = emulator.connector.open_conversation(bot.app_id, USER)
+        emulator.opened[conversation.id] = bot.app_id
+        session.conversation_id, session.app_id = conversation.id, bot.app_id
+        self.live[conversation.id] = session
+        emulator.record(conversation.id, "note", {"summary": "web chat: opened from the log view"})
+        session.push({"op": "started", "ref": ref, "conversation_id": conversation.id,
+                      "app_id": bot.app_id, "bot": bot.name or bot.app_id})  # fmt: skip
+        update: JSONObject = {"type": "conversationUpdate", "membersAdded": [
+            dict(USER), {"id": bot.app_id, "name": bot.name or "bot"}]}  # fmt: skip
+        await self._deliver(session, ref, update)
+
+    async def send(self, session: Session, ref: JSON, activity: JSON) -> None:
+        if session.conversation_id is None:
+            raise Refused("no conversation yet: start one (choose a bot)")
+        if session.conversation_id not in self.emulator.opened:
+            raise Refused("this conversation is no longer open (botemu was reset): Restart")
+        await self._deliver(session, ref, checked_activity(activity))
+
+    async def _deliver(self, session: Session, ref: JSON, activity: JSONObject) -> None:
+        """Deliver ``activity``; the bot's answer to the page, checked against the manifest's
+        resultValue when it declares one (an invoke's body; else the coming endOfConversation,
+        which may arrive before the answer)."""
+        assert session.app_id is not None and session.conversation_id is not None
+        skill = session.skill
+        declared = skill.expecting(activity) if skill is not None else None
+        if declared is not None and activity["type"] != "invoke":
+            session.expecting = declared
+        _, activity_id, answer = await self.emulator.chat(
+            session.app_id, None, session.conversation_id, TokenKind.CONNECTOR, activity
+        )
+        message = answer_message(ref, activity_id, str(activity["type"]), answer)
+        if skill and declared and activity["type"] == "invoke" and answer.status is not None:
+            found = skill.check(declared, "SKILL-INVOKE-RESULT", message["body"],
+                                "the invoke response body")  # fmt: skip
+            message["findings"] = self._note(session.conversation_id, found)
+        session.push(message)
+
+    def manifest(self, session: Session, ref: JSON, frame: JSONObject) -> None:
+        """Load (or, with no text, forget) the page's skill manifest."""
+        if frame.get("text") is None:
+            session.skill = session.expecting = None
+            session.push({"op": "manifest", "ref": ref, "activities": None})
+            return
+        try:
+            skill, findings = load(frame.get("text"), frame.get("name"))
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        session.skill, session.expecting = skill, None
+        session.push({"op": "manifest", "ref": ref, "name": skill.label, "activities": skill.menu(),
+                      "findings": [dict(f.to_json()) for f in findings]})  # fmt: skip
+
+    def _ended(self, session: Session, conversation_id: str, activity: JSONObject) -> None:
+        """The bot's endOfConversation, checked against the resultValue it answers."""
+        declared, session.expecting = session.expecting, None
+        if declared is None or session.skill is None:
+            return
+        found = session.skill.check(declared, "SKILL-EOC-RESULT", activity.get("value"),
+                                    "the endOfConversation value")  # fmt: skip
+        session.push({"op": "findings", "activity_id": activity.get("id"),
+                      "findings": self._note(conversation_id, found)})  # fmt: skip
+
+    def _note(self, conversation_id: str, findings: list[Finding]) -> list[JSON]:
+        """Record ``findings`` in the conversation's transcript; their JSON for the page."""
+        for finding in findings:
+            self.emulator.record(conversation_id, "finding",
+                                 {"summary": str(finding), **finding.to_json()})  # fmt: skip
+        return [dict(f.to_json()) for f in findings]
+
+    def end(self, session: Session) -> None:
+        """The session's conversation is over (Restart, or the page went away)."""
+        conversation_id, session.conversation_id = session.conversation_id, None
+        if conversation_id is None:
+            return
+        self.live.pop(conversation_id, None)
+        self.emulator.opened.pop(conversation_id, None)
+        with contextlib.suppress(TranscriptError):
+            self.emulator.store.finish(conversation_id, reason=CLOSED_REASON)
+
+
+class Refused(Exception):
+    """A frame the web chat does not act on: the message says why."""
+
+
+def answer_message(ref: JSON, activity_id: str, kind: str, answer: BotAnswer) -> Sent:
+    """What the page is told of the bot's HTTP answer to an activity (an invoke's response in
+    ``body``: JSON when it is, else text, cut to MAX_VALUE characters)."""
+    body: JSON = None
+    if answer.body:
+        body = answer.json
+        if body is None:
+            body = answer.body[:MAX_VALUE].decode("utf-8", "replace")
+    return {"op": "answer", "ref": ref, "activity_id": activity_id, "type": kind,
+            "status": answer.status, "failure": answer.failure, "body": body}  # fmt: skip
+
+
+def checked_activity(activity: JSON) -> JSONObject:
+    """The activity the page asked for, with only the fields it may set; Refused says why not."""
+    if not isinstance(activity, dict):
+        raise Refused("activity is a JSON object with a type")
+    kind = activity.get("type")
+    if kind not in TYPES:
+        raise Refused(f"type {str(kind)[:40]!r} is not one the web chat sends: {', '.join(TYPES)}")
+    out: JSONObject = {"type": kind}
+    for name, value in activity.items():
+        if name == "type":
+            continue
+        if name in STRINGS:
+            if not isinstance(value, str):
+                raise Refused(f"{name} is a string")
+            if len(value) > STRINGS[name]:
+                raise Refused(f"{name} is {len(value):,} characters: at most {STRINGS[name]:,}")
+        elif name in STRUCTURED:
+            bounded(name, value)
+        else:
+            raise Refused(f"the web chat does not send {name[:40]!r}: it sends "
+                          f"{', '.join([*STRINGS, *STRUCTURED])}")  # fmt: skip
+        out[name] = value
+    if kind == "message" and not out.get("text") and "value" not in out:
+        raise Refused("a message has text (or a value)")
+    return out
+
+
+def bounded(name: str, value: JSON) -> None:
+    """Refused when ``value`` nests deeper than MAX_DEPTH or is over MAX_VALUE bytes as JSON."""
+    stack: list[tuple[JSON, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Refused(f"{name} nests deeper than {MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    size = len(json.dumps(value, separators=(",", ":")).encode("utf-8", "replace"))
+    if size > MAX_VALUE:
+        raise Refused(f"{name} is {size:,} bytes of JSON: at most {MAX_VALUE:,}")
+
+
+def origin_allowed(guard: Guard, origin: str, request: web.Request) -> bool:
+    """Whether ``origin`` is botemu's own: the scheme it serves, and a host the guard accepts
+    (the guard's rule for state-changing requests, applied to the upgrade, which is a GET)."""
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme.lower() != request.scheme or "/" in rest:
+        return False
+    transport = request.transport
+    sockname = transport.get_extra_info("sockname") if transport is not None else None
+    local = (str(sockname[0]), int(sockname[1])) if isinstance(sockname, tuple) else None
+    return guard.host_allowed(rest, local, request.scheme)
+
+
+def _refuse(status: int, text: str) -> web.Response:
+    return web.Response(
+        status=status, text=text + "\n", headers={"X-Content-Type-Options": "nosniff"}
+    )
+
+
+# --- wiring --------------------------------------------------------------------------------------
+
+
+LIVECHAT = web.AppKey("livechat", LiveChat)
+
+
+async def _socket(request: web.Request) -> web.StreamResponse:
+    live = request.app[LIVECHAT]
+    refused = live.refusal(request)
+    if refused is not None:
+        return refused
+    ws = web.WebSocketResponse(protocols=(PROTOCOL,), heartbeat=30.0, max_msg_size=MAX_FRAME)
+    await ws.prepare(request)
+    session = Session(ws)
+    live.sessions.add(session)
+    tasks = [asyncio.create_task(session.write()), asyncio.create_task(live.work(session))]
+    session.push(live.ready())
+    try:
+        async for message in ws:
+            if message.type is WSMsgType.TEXT:
+                live.receive(session, message.data)
+            elif message.type is WSMsgType.BINARY:
+                session.refuse(None, "frames are JSON text")
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                await task
+        live.end(session)
+        live.sessions.discard(session)
+    return ws
+
+
+def setup_livechat(app: web.Application, *, max_live: int = DEFAULT_MAX_LIVE) -> LiveChat:
+    """Serve the web chat on ``app`` (a ``make_app`` app, before it starts): the socket, and the
+    bootstrap that hands the log view's page its token."""
+    live = LiveChat(app[EMULATOR], max_live=max_live)
+    app[LIVECHAT] = live
+    app.router.add_get(LIVE_CHAT_PATH, _socket)
+    app.middlewares.append(bootstrap_middleware(
+        lambda request: {META_TOKEN: live.page_token, META_URL: LIVE_CHAT_PATH}
+    ))  # fmt: skip
+    return live
