@@ -132,15 +132,14 @@ class LoopbackServers:
 
 
 @contextmanager
-def ivr_bot(*args: str, port: int | None = None) -> Iterator[str]:
-    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on ``port`` (a free
-    one by default), with ``args``; its calling URL."""
+def bot_process(command: list[str], port: int, what: str) -> Iterator[str]:
+    """``command`` (a bot listening on ``port``) in its own process, from the project's root,
+    until the context ends; its calling URL once the port takes connections (30 s at most)."""
     import subprocess
     import time
 
-    port = port or free_port()
-    bot = Path(__file__).resolve().parent.parent / "examples" / "ivr_bot.py"
-    proc = subprocess.Popen([sys.executable, str(bot), "--port", str(port), *args],
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, *command], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 30
@@ -151,8 +150,28 @@ def ivr_bot(*args: str, port: int | None = None) -> Iterator[str]:
             except OSError:
                 time.sleep(0.05)
         else:
-            raise RuntimeError("the reference bot did not start")
+            raise RuntimeError(f"{what} did not start")
         yield f"http://127.0.0.1:{port}/api/calls"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@contextmanager
+def ivr_bot(*args: str, port: int | None = None) -> Iterator[str]:
+    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on ``port`` (a free
+    one by default), with ``args``; its calling URL."""
+    port = port or free_port()
+    command = ["examples/ivr_bot.py", "--port", str(port), *args]
+    with bot_process(command, port, "the reference bot") as url:
+        yield url
+
+
+@contextmanager
+def served_bot(module: str, kind: str) -> Iterator[str]:
+    """A bot of ``tests/bots/`` (``module``: ``replay_bots``, ``fuzz_bots``...) of ``kind`` in its
+    own process; its calling URL."""
+    port = free_port()
+    command = ["-m", f"tests.bots.{module}", kind, "--port", str(port)]
+    with bot_process(command, port, f"the {kind} bot of tests/bots/{module}.py") as url:
+        yield url

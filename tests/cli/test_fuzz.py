@@ -4,40 +4,20 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
 from emulator.cli import main
-from tests.support import free_port
+from tests.support import free_port, served_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@contextmanager
-def fuzz_bot(kind: str) -> Iterator[str]:
+def fuzz_bot(kind: str) -> AbstractContextManager[str]:
     """A bot of ``tests/bots/fuzz_bots.py`` in its own process; its calling URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bots.fuzz_bots", kind, "--port",
-                             str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/api/calls"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    return served_bot("fuzz_bots", kind)
 
 
 @pytest.mark.slow

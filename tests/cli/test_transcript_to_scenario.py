@@ -5,12 +5,8 @@ expectation's line)."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -18,32 +14,14 @@ import pytest
 from emulator.cli import main
 from emulator.replay import convert
 from emulator.transcripts.store import EventKind, TranscriptStore
-from tests.support import free_port, ivr_bot
+from tests.support import ivr_bot, served_bot
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-@contextmanager
-def replay_bot(kind: str) -> Iterator[str]:
+def replay_bot(kind: str) -> AbstractContextManager[str]:
     """A bot of ``tests/bots/replay_bots.py`` in its own process; its calling URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bots.replay_bots", kind, "--port",
-                             str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("the replay bot did not start")
-        yield f"http://127.0.0.1:{port}/api/calls"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    return served_bot("replay_bots", kind)
 
 
 @pytest.fixture(scope="module")

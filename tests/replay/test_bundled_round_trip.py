@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +26,7 @@ from emulator.replay.convert import scenario_of
 from emulator.runner.suite import collect_scenarios
 from emulator.scenario.loader import load_scenarios
 from emulator.transcripts.store import TranscriptStore
-from tests.support import ROOT, free_port, ivr_bot
+from tests.support import ROOT, ivr_bot, served_bot
 
 EXAMPLES = ROOT / "scenarios" / "examples"
 TAG = "ivr"
@@ -51,26 +47,9 @@ class Recorded:
     report: dict[str, Any]
 
 
-@contextmanager
-def replay_bot(kind: str) -> Iterator[str]:
+def replay_bot(kind: str) -> AbstractContextManager[str]:
     """A bot of ``tests/bots/replay_bots.py`` in its own process; its calling URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bots.replay_bots", kind, "--port",
-                             str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        for _ in range(600):  # 30 s at most
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError(f"the {kind} replay bot did not start")
-        yield f"http://127.0.0.1:{port}/api/calls"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    return served_bot("replay_bots", kind)
 
 
 @pytest.fixture(scope="module")
