@@ -18,21 +18,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from support import free_port, wait_for
+from support import reference_bot, wait_for
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.session import CallSettings, place_call
 from emulator.explore.crawler import Crawler
 from emulator.transcripts.store import TranscriptStore
 
-ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "examples" / "ivr_bot.py"
 SCRIPT = "press 1; press 12345678#; hangup"
 
 
@@ -84,14 +80,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("-j", "--jobs", type=int, default=4)
     options = parser.parse_args()
-    port = free_port()
-    bot = subprocess.Popen([sys.executable, str(BOT), "--port", str(port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        asyncio.run(measure(f"http://127.0.0.1:{port}/api/calls", options.rounds, options.jobs))
-    finally:
-        bot.terminate()
-        bot.wait(timeout=10)
+    with reference_bot() as url:
+        asyncio.run(measure(url, options.rounds, options.jobs))
 
 
 if __name__ == "__main__":

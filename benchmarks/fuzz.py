@@ -21,13 +21,11 @@ import contextlib
 import io
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from support import free_port, wait_for
+from support import reference_bot, wait_for
 
 from emulator.calling.session import CallSettings
 from emulator.cli import main as botemu
@@ -35,7 +33,6 @@ from emulator.fuzz.search import Fuzzer
 from emulator.transcripts.store import TranscriptStore
 
 ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "examples" / "ivr_bot.py"
 
 
 def fuzz_rate(url: str, folder: Path, budget: int) -> float:
@@ -69,12 +66,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget", type=int, default=300)
     options = parser.parse_args()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/api/calls"
-    bot = subprocess.Popen([sys.executable, str(BOT), "--port", str(port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    fuzzes, tests, ratios = [], [], []
-    try:
+    fuzzes: list[float] = []
+    tests: list[float] = []
+    ratios: list[float] = []
+    with reference_bot() as url:
         asyncio.run(wait_for(url))
         with tempfile.TemporaryDirectory() as name:
             folder = Path(name)
@@ -85,9 +80,6 @@ def main() -> None:
                 ratios.append(fuzzes[-1] / tests[-1])
                 print(f"round {n}: fuzz {fuzzes[-1]:.1f} calls/s; botemu test "
                       f"{tests[-1]:.1f} calls/s; ratio {ratios[-1]:.2f}")  # fmt: skip
-    finally:
-        bot.terminate()
-        bot.wait(timeout=10)
     print(f"median: fuzz {statistics.median(fuzzes):.1f} calls/s; botemu test "
           f"{statistics.median(tests):.1f} calls/s; ratio {statistics.median(ratios):.2f}")  # fmt: skip
 

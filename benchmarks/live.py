@@ -17,21 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
-from support import free_port, wait_for
+from support import reference_bot, wait_for
 
 from emulator.calling.live import LiveCaller
 from emulator.calling.session import CallSettings, place_call
 from emulator.transcripts.store import TranscriptStore
-
-ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "examples" / "ivr_bot.py"
 
 
 class TimedCaller(LiveCaller):
@@ -94,14 +89,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--pace", type=float, default=0.5)
     options = parser.parse_args()
-    port = free_port()
-    bot = subprocess.Popen([sys.executable, str(BOT), "--port", str(port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        asyncio.run(measure(f"http://127.0.0.1:{port}/api/calls", options.calls, options.pace))
-    finally:
-        bot.terminate()
-        bot.wait(timeout=10)
+    with reference_bot() as url:
+        asyncio.run(measure(url, options.calls, options.pace))
 
 
 if __name__ == "__main__":

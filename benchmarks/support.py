@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import aiohttp
+
+IVR_BOT = Path(__file__).resolve().parent.parent / "examples" / "ivr_bot.py"
 
 
 def free_port() -> int:
@@ -29,3 +36,17 @@ async def wait_for(url: str, seconds: float = 20.0, *, get: bool = False) -> Non
             except aiohttp.ClientError:
                 await asyncio.sleep(0.1)
     raise SystemExit(f"the bot did not start at {url}")
+
+
+@contextmanager
+def reference_bot() -> Iterator[str]:
+    """The reference IVR bot (``examples/ivr_bot.py``) in its own process on a free port, until
+    the context ends; its calling URL (not yet waited for: ``wait_for``)."""
+    port = free_port()
+    bot = subprocess.Popen([sys.executable, str(IVR_BOT), "--port", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        yield f"http://127.0.0.1:{port}/api/calls"
+    finally:
+        bot.terminate()
+        bot.wait(timeout=10)
