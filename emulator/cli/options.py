@@ -29,6 +29,10 @@ def service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--app-id", dest="bot_app_id",
                         help="... its app id (none: an anonymous bot, as an SDK template starts)")  # fmt: skip
     parser.add_argument("--app-password", dest="bot_app_password", help="... its password")
+    parser.add_argument("--calling-bot", action="append", default=None, metavar="URL",
+                        help="register a calling bot's address, for the log view's phone "
+                        "(repeatable; the first is --app-id's calling endpoint when --app-id "
+                        "is given, the others are calling bots with no app id)")  # fmt: skip
     parser.add_argument("--certs", type=Path, default=None, help="certificates and keys (certs/)")
     parser.add_argument("--tls", action="store_true", default=None,
                         help="serve over HTTPS with the server certificate of botemu certs")  # fmt: skip
@@ -52,15 +56,20 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
     bots: list[BotRegistration] = []
     for i, b in enumerate(data.get("bots") or []):
         bots.append(_bot(b, f"{args.config}: bots[{i}]", sum(x.anonymous for x in bots) + 1))
+    calling = list(getattr(args, "calling_bot", None) or [])
     if getattr(args, "bot_app_id", None):
+        own = calling.pop(0) if calling else None
         bots.append(BotRegistration(args.bot_app_id, args.bot_app_password or "",
-                                    args.bot_endpoint))  # fmt: skip
+                                    args.bot_endpoint, own))  # fmt: skip
     elif getattr(args, "bot_endpoint", None):  # a template bot with no credentials
         if getattr(args, "bot_app_password", None):
             raise BotemuError("--app-password needs --app-id")
         number = sum(b.anonymous for b in bots) + 1
         bots.append(BotRegistration(anonymous_app_id(number), "", args.bot_endpoint,
                                     anonymous=True))  # fmt: skip
+    for url in calling:  # calling bots with no app id: their calls carry no token
+        number = sum(b.anonymous for b in bots) + 1
+        bots.append(BotRegistration(anonymous_app_id(number), "", None, url, anonymous=True))
     profile = args.profile or data.get("profile") or Profile.V31.value
     try:
         return ServiceConfig(

@@ -155,9 +155,9 @@ async def _run(
 
 
 FLAGS = {"bot_endpoint": "--bot-endpoint", "bot_app_id": "--app-id",
-         "bot_app_password": "--app-password"}  # fmt: skip
+         "bot_app_password": "--app-password", "calling_bot": "--calling-bot"}  # fmt: skip
 SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "endorse", "bot_endpoint",
-                 "bot_app_id", "bot_app_password")  # fmt: skip
+                 "bot_app_id", "bot_app_password", "calling_bot")  # fmt: skip
 
 
 def _config(args: argparse.Namespace, out: TextIO) -> int:

@@ -5,7 +5,8 @@ into the running botemu's transcript store, so the log view lists it and its lad
 
 ``LivePhone`` holds every live call of one running botemu: at most ``max_live`` at once. A call
 is to a registered bot (its ``calling_endpoint``, with a Bearer token signed by this botemu for
-its app id) or to a typed URL (no token unless the URL is a registered bot's). What the call
+its app id; none for a bot registered with no app id, ``--calling-bot`` alone) or to a typed URL
+(no token unless the URL is a registered bot's). What the call
 does is pushed to its page as it happens (``push``: one message per transcript event, and
 ``live.playing`` when a prompt begins). A page that goes away leaves its call for ``grace``
 seconds; back within them, it takes the call up again; after them, the caller hangs up.
@@ -130,9 +131,10 @@ class LivePhone:
 
     def settings(self, url: str, pace: float) -> CallSettings:
         bot = next((b for b in self.emulator.config.bots if b.calling_endpoint == url), None)
-        tokens = None if bot is None else LocalTokens(self.emulator.tokens, bot.app_id)
+        signed = bot is not None and not bot.anonymous
+        tokens = LocalTokens(self.emulator.tokens, bot.app_id) if bot and signed else None
         return CallSettings(bot_url=url, pace=pace, live=True, tokens=tokens,
-                            app_id=None if bot is None else bot.app_id,
+                            app_id=bot.app_id if bot and signed else None,
                             deadline=MAX_CALL_SECONDS)  # fmt: skip
 
     async def run(self, live: LiveCall, settings: CallSettings) -> CallReport:

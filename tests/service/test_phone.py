@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +133,35 @@ async def test_calls_are_refused_for_a_bad_url_and_past_the_limit(running: Runni
     await asyncio.wait_for(asyncio.gather(first.task, second.task), 20)  # type: ignore[arg-type]
     with pytest.raises(PhoneRefused, match="press, say, talk or hangup"):
         first.act("dial", {})
+
+
+def test_calling_bots_given_on_the_command_line_are_registered_for_the_phone() -> None:
+    from argparse import Namespace
+
+    from emulator.cli.options import service_config
+
+    args = Namespace(config=None, host=None, port=None, profile=None, certs=None,
+                     bot_endpoint="http://127.0.0.1:3978/api/messages", bot_app_id=APP_ID,
+                     bot_app_password="pw", calling_bot=["http://127.0.0.1:3979/api/calls",
+                                                         "http://127.0.0.1:3980/api/calls"])  # fmt: skip
+    own, other = service_config(args).bots
+    assert (own.app_id, own.endpoint, own.calling_endpoint) == (
+        APP_ID,
+        "http://127.0.0.1:3978/api/messages",
+        "http://127.0.0.1:3979/api/calls",
+    )
+    assert other.anonymous and other.endpoint is None
+    assert other.calling_endpoint == "http://127.0.0.1:3980/api/calls"
+
+
+async def test_a_calling_bot_registered_with_no_app_id_is_called_with_no_token(
+    running: Running,
+) -> None:
+    emulator = running.app[EMULATOR]
+    anonymous = BotRegistration("anonymous-9", "", None, "http://127.0.0.1:9/api/calls",
+                                anonymous=True)  # fmt: skip
+    emulator.config = replace(emulator.config, bots=(*emulator.config.bots, anonymous))
+    settings = running.phone.settings("http://127.0.0.1:9/api/calls", 1.0)
+    assert settings.tokens is None and settings.app_id is None and settings.live
+    signed = running.phone.settings(running.url, 1.0)
+    assert signed.tokens is not None and signed.app_id == APP_ID
