@@ -139,9 +139,10 @@ async def _run(
 ) -> int:
     from emulator.service.hosting import banner, serving
     from emulator.service.livechat import LIVECHAT
+    from emulator.service.livephone import LIVEPHONE
 
     async with serving(config, store) as runner:
-        runner.app[LIVECHAT].max_live = max_live
+        runner.app[LIVECHAT].max_live = runner.app[LIVEPHONE].max_live = max_live
         out.write(banner(config))
         out.flush()
         stop = asyncio.Event()
