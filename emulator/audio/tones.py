@@ -2,7 +2,7 @@
 whose audio is not at hand, and voice-like syllables (a caller's ``talk``, and the fallback when
 no synthesizer loads).
 
-The syllables are those of ``emulator.calling.media.synthesize`` (the same generator and seed):
+The syllables are the ``talk`` of the recordings (``emulator.calling.media.synthesize`` uses them):
 a few harmonics of a gliding pitch under an attack/release envelope, breath noise and an
 occasional fricative onset, at about 115 Hz (a low voice) or 205 Hz (a high one).
 """

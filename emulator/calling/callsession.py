@@ -15,6 +15,7 @@ What it sends is made by ``outgoing`` and judged by ``judging``; ``posting`` and
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 
 from emulator.calling import exchange_rules as X
@@ -46,7 +47,7 @@ from emulator.calling.outgoing import (
     result_message,
 )
 from emulator.calling.posting import Poster
-from emulator.calling.prompt_files import PromptFiles
+from emulator.calling.prompt_files import PromptFiles, PromptSpeech, listen_phrases
 from emulator.calling.rules import RuleContext, first_operation_id
 from emulator.calling.settings import CallReport, CallSettings
 from emulator.calling.wire import encode
@@ -95,7 +96,10 @@ class CallSession(CallLog):
         self.poster = Poster(self, deliverer, injector, tokens=settings.tokens is not None,
                              chain_id=self.chain_id, rng=self.rng)  # fmt: skip
         cache = {} if media_cache is None else media_cache
-        self.prompt_files = PromptFiles(self, cache, timeout=settings.media_timeout)
+        phrases = listen_phrases([rule.pattern for rule in self.caller.rules])
+        self.prompt_files = PromptFiles(self, cache, timeout=settings.media_timeout,
+                                        phrases=phrases)  # fmt: skip
+        self.prompt_speech = PromptSpeech(self)
 
     def uuid(self) -> str:
         """A fresh id. Ids are never seeded: a bot keys its call state by them, so two calls
@@ -162,6 +166,7 @@ class CallSession(CallLog):
                 "chain_id": self.chain_id,
                 "seed": self.settings.seed,
                 "script": [describe(s) for s in self.caller.steps],
+                "prompt_timing": self.settings.prompt_timing,
             },
         )
         if self.faults is not None:
@@ -294,6 +299,8 @@ class CallSession(CallLog):
         media = yield from self.prompt_files.fetch(workflow)
         if media:
             config = replace(config, media=media)
+        if self.settings.prompt_timing == "speech":
+            config = replace(config, spoken=(yield from self.prompt_speech.measure(workflow)))
         run = run_workflow(workflow, self.caller, self.progress, config)
         if self.settings.live:
             run = yield from self.play_live(workflow, run, config)
@@ -331,13 +338,22 @@ class CallSession(CallLog):
         """Append the engine's events in time order, at the chosen pace."""
         self.note_workflow(workflow)
         paced = self.settings.pace > 0
-        for at, kind, payload in transcript_rows(run.events):
+        for at, kind, payload in self.rows(run):
             if paced:
                 yield from self.advance(at)
             elif at > self.vtime:  # no coroutine per event in virtual time
                 self.vtime = at
             self.record(kind, payload)
         yield from self.advance(run.progress.now)
+
+    def rows(self, run: WorkflowRun) -> Iterator[tuple[float, str, JSONObject]]:
+        """The run's transcript rows; a file prompt's carries what recognition heard in it."""
+        for at, kind, payload in transcript_rows(run.events):
+            uri = payload.get("file_uri") if payload.get("kind") == "prompt played" else None
+            known = self.prompt_files.cache.get(uri) if isinstance(uri, str) else None
+            if known is not None and known.text is not None:
+                payload = {**payload, "recognized_text": known.text}
+            yield at, kind, payload
 
     def note_workflow(self, workflow: Workflow) -> None:
         kinds = ", ".join(a.kind.value for a in workflow.actions)
@@ -357,7 +373,7 @@ class CallSession(CallLog):
         played = 0
         while True:
             heard: Step | None = None
-            for at, kind, payload in list(transcript_rows(run.events))[played:]:
+            for at, kind, payload in list(self.rows(run))[played:]:
                 heard = yield from self.play_row(at, kind, payload)
                 if heard is not None:
                     break

@@ -5,7 +5,7 @@ plays prompts, input turns and the call's end. ``engine.run_workflow`` drives it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from emulator.calling import timelines
 from emulator.calling.caller import At, CallerScript, HangUp, Listen, Silence, Step
@@ -39,7 +39,13 @@ from emulator.calling.model import (
     Reject,
     RejectOutcome,
 )
-from emulator.calling.progress import CallProgress, EngineConfig, LiveProgress, prompt_seconds
+from emulator.calling.progress import (
+    CallProgress,
+    EngineConfig,
+    LiveProgress,
+    Media,
+    prompt_seconds,
+)
 
 
 class Execution:
@@ -104,7 +110,11 @@ class Execution:
         supplies the turn's steps instead; a ``once`` rule is then marked as used."""
         caller = self.caller
         if caller.rules and self.p.hangup_at is None:
-            heard = self.heard if action.play_prompt is None else _text(action.play_prompt)
+            heard = (
+                self.heard
+                if action.play_prompt is None
+                else _text(action.play_prompt, self.config.media)
+            )
             index = caller.rule_for(heard, self.p.rules_used)
             if index is not None:
                 rule = caller.rules[index]
@@ -201,7 +211,7 @@ class Execution:
     ) -> timelines.Played:
         """Play every prompt from ``start``; stop at ``stop_at`` (barge-in or hangup).
         ``operation_id`` names the action the prompt belongs to (record, recognize)."""
-        self.heard = _text(action)
+        self.heard = _text(action, self.config.media)
         at = start
         for index, prompt in enumerate(action.prompts):
             media = self.config.media.get(prompt.file_uri) if prompt.file_uri else None
@@ -209,7 +219,7 @@ class Execution:
                 return timelines.Played(
                     at, cut=False, failure=f"{prompt.file_uri}: {media.failure}"
                 )
-            end = at + prompt_seconds(prompt, self.config.media)
+            end = at + prompt_seconds(prompt, self.config.media, self.config.spoken)
             cut = stop_at is not None and stop_at < end
             stop = stop_at if cut and stop_at is not None else end
             self.events.append(
@@ -231,7 +241,7 @@ class Execution:
     def prompt_end(self, prompt: PlayPrompt | None, start: float) -> float:
         end = start
         for p in prompt.prompts if prompt is not None else ():
-            end += prompt_seconds(p, self.config.media)  # summed as play() sums: same floats
+            end += prompt_seconds(p, self.config.media, self.config.spoken)  # as play() sums
         return end
 
     def input_turn(self, action: Recognize | Record, start: float) -> OperationOutcome:
@@ -274,9 +284,16 @@ class Execution:
         return turn.done.outcome
 
 
-def _text(prompt: PlayPrompt) -> str:
-    """The text of a playPrompt as the caller hears it: its prompts' values, in order."""
-    return " ".join(p.value.strip() for p in prompt.prompts if p.value and p.value.strip())
+def _text(prompt: PlayPrompt, media: Mapping[str, Media]) -> str:
+    """The text of a playPrompt as the caller hears it: its prompts' values, in order, and for
+    a file prompt what recognition heard in the file (when it was transcribed)."""
+    texts = []
+    for p in prompt.prompts:
+        if p.value and p.value.strip():
+            texts.append(p.value.strip())
+        elif p.file_uri and (heard := media.get(p.file_uri)) is not None and heard.text:
+            texts.append(heard.text)
+    return " ".join(texts)
 
 
 def _sub_reason(outcome: OperationOutcome) -> str | None:

@@ -7,10 +7,11 @@ length matches ``lengthOfRecordingInSecs``: to the sample for WAV and MP3 (the M
 gapless header), and for WMA 0-32 ms short (whole 512-sample frames; the ASF header then says
 0-32 ms long). Speech sits exactly where the spans say in every format: the WMA is given one frame
 of lead-in for its decoder's delay. Outside the caller's speech the audio holds a very low noise
-floor (about -84 dBFS); inside, seeded syllables (``synthesize``): a few harmonics of a gliding
-pitch under an attack/release envelope, with breath noise and an occasional fricative onset.
-Encoding is CPU work (MP3 is the slowest, about 5-10 ms per second of audio): callers on an event
-loop may want ``asyncio.to_thread``.
+floor (about -84 dBFS); inside (``synthesize``), the words the caller said, synthesized by
+``emulator.audio`` (eSpeak NG, or its fallback of tones) in the caller's voice, or for ``talk``
+the seeded voice-like syllables of ``emulator.audio.tones.talk``. Encoding is CPU work (MP3 is
+the slowest, about 5-10 ms per second of audio; a phrase not yet synthesized costs tens of
+milliseconds more): callers on an event loop may want ``asyncio.to_thread``.
 
 ``inspect_prompt_media`` checks a Prompt's fileUri content the way the platform does (spec C,
 Limits): at most ``MAX_PROMPT_BYTES``, really WAV or WMA judged from its bytes, never its name, and
@@ -29,10 +30,11 @@ this module does not change that process-wide setting.
 from __future__ import annotations
 
 import array
+import contextlib
 import enum
-import functools
 import io
 import math
+import operator
 import random
 import struct
 import sys
@@ -45,7 +47,12 @@ from typing import Final, Literal, NamedTuple
 
 import av
 
+from emulator.audio.pcm import fit, wav_mono
+from emulator.audio.shared import shared_synthesizer
+from emulator.audio.synth import Speech, Synthesizer
+from emulator.audio.tones import talk
 from emulator.calling.model import RecordingFormat
+from emulator.calling.speech import spoken_words
 from emulator.errors import BotemuError
 
 CONTENT_TYPES: Final[Mapping[RecordingFormat, str]] = MappingProxyType(
@@ -78,8 +85,8 @@ WMA_CODECS: Final = frozenset({"wmav1", "wmav2", "wmapro", "wmavoice", "wmalossl
 
 _WMA_FRAME = 512  # wmav2's frame at 16 kHz; its decoder drops the first frame (the MDCT delay)
 _CHUNK = 16 * _WMA_FRAME  # samples handed to PyAV at a time
-_LEVEL = 11000.0  # peak of the voiced signal, about -9 dBFS
 _FLOOR = 3  # the noise floor spans -3..3 (RMS 2, about -84 dBFS)
+_PEAK = 32767 - _FLOOR  # the loudest sample a sound may have and still take the floor
 
 
 _FLOOR_TABLE: Final = tuple(b % (2 * _FLOOR + 1) - _FLOOR for b in range(256))  # byte -> floor
@@ -124,10 +131,13 @@ def encode_recording(
     speech: Sequence[tuple[float, float]] = (),
     *,
     seed: int = 0,
+    synthesizer: Synthesizer | None = None,
 ) -> bytes:
     """The bytes of a ``seconds``-long mono recording in ``fmt``, with caller speech in the
-    ``speech`` spans ((start, end) offsets in seconds, clipped to the recording) and a very low
-    noise floor elsewhere. The same arguments always give the same bytes."""
+    ``speech`` spans ((start, end) offsets in seconds, clipped to the recording; a
+    ``SpeechSpan`` with text holds those words) and a very low noise floor elsewhere. The same
+    arguments always give the same bytes (words: once synthesized, from the synthesizer's
+    cache). ``synthesizer`` speaks the words (by default the process's shared one)."""
     if not 0 < seconds <= MAX_RECORDING_SECONDS:  # also rejects NaN
         raise MediaError(
             f"cannot record {seconds} s: a recording lasts more than 0 and at most"
@@ -141,7 +151,7 @@ def encode_recording(
             )
     if fmt not in CONTENT_TYPES:
         raise MediaError(f"cannot encode a recording as {fmt.value}", MediaProblem.BAD_REQUEST)
-    pcm = synthesize(seconds, speech, seed=seed)
+    pcm = synthesize(seconds, speech, seed=seed, synthesizer=synthesizer)
     if fmt is RecordingFormat.WAV:
         return _wav_bytes(pcm)
     if fmt is RecordingFormat.MP3:
@@ -157,63 +167,46 @@ def encode_recording(
 
 
 def synthesize(
-    seconds: float, speech: Sequence[tuple[float, float]] = (), *, seed: int = 0
+    seconds: float,
+    speech: Sequence[tuple[float, float]] = (),
+    *,
+    seed: int = 0,
+    synthesizer: Synthesizer | None = None,
 ) -> array.array[int]:
-    """The signed 16-bit samples (native byte order) that ``encode_recording`` encodes."""
+    """The signed 16-bit samples (native byte order) that ``encode_recording`` encodes: the
+    noise floor, and in each span the caller's sound added to it. A span that carries words
+    (``speech.SpeechSpan`` with text: a ``say``) holds them synthesized in the caller's voice,
+    spoken faster if they would outlast the span and cut at its end; any other span (``talk``)
+    holds voice-like syllables (``emulator.audio.tones.talk``) in a voice the seed picks."""
     rng = random.Random(seed)
     total = max(1, round(seconds * SAMPLE_RATE))
     floor = array.array("h", map(_FLOOR_TABLE.__getitem__, rng.randbytes(SAMPLE_RATE)))
     pcm = floor * (total // SAMPLE_RATE + 1)
     del pcm[total:]
-    bank = _syllables()[rng.randrange(2)]
-    for start, end in speech:
+    low = rng.randrange(2) == 0
+    for span in speech:
+        start, end = span
         a = min(total, max(0, round(start * SAMPLE_RATE)))
         b = min(total, max(0, round(end * SAMPLE_RATE)))
-        while a < b:
-            syllable = bank[rng.randrange(len(bank))]
-            take = min(len(syllable), b - a)
-            piece = syllable[:take]
-            if take < len(syllable):  # cut short at the end of the span: fade out over 10 ms
-                fade = min(take, SAMPLE_RATE // 100)
-                for j in range(fade):
-                    piece[take - fade + j] = piece[take - fade + j] * (fade - j) // fade
-            pcm[a : a + take] = piece
-            a += take + rng.randrange(SAMPLE_RATE // 40, SAMPLE_RATE // 8)  # 25-125 ms pause
+        if a >= b:
+            continue
+        words = spoken_words(span)
+        span_seconds = (b - a) / SAMPLE_RATE
+        if words is not None and words.strip():
+            voice = synthesizer if synthesizer is not None else shared_synthesizer()
+            sound = voice.speak(Speech(words, voice="caller"), within=span_seconds)
+        else:
+            sound = talk(span_seconds, low=low, seed=rng.getrandbits(32))
+        _mix(pcm, a, fit(sound, b - a))
     return pcm
 
 
-@functools.cache
-def _syllables() -> tuple[tuple[array.array[int], ...], tuple[array.array[int], ...]]:
-    """Two voices (pitch about 115 Hz and 205 Hz) of eight syllables each, made once."""
-    rng = random.Random(0x5EED)
-    low = tuple(_syllable(rng, 115.0) for _ in range(8))
-    high = tuple(_syllable(rng, 205.0) for _ in range(8))
-    return low, high
-
-
-def _syllable(rng: random.Random, pitch: float) -> array.array[int]:
-    n = round(rng.uniform(0.12, 0.30) * SAMPLE_RATE)
-    f_start, f_end = pitch * rng.uniform(1.0, 1.25), pitch * rng.uniform(0.8, 1.0)
-    weights = [rng.uniform(0.3, 1.0) / k for k in range(1, 6)]
-    scale = 0.9 / sum(weights)
-    weights = [w * scale for w in weights]
-    burst = round(rng.uniform(0.02, 0.06) * SAMPLE_RATE) if rng.random() < 0.5 else 0
-    attack, release = SAMPLE_RATE // 50, SAMPLE_RATE // 25
-    out = array.array("h", bytes(2 * n))
-    phase, previous = 0.0, 0.0
-    step = 2 * math.pi / SAMPLE_RATE
-    for i in range(n):
-        phase += step * (f_start + (f_end - f_start) * i / n)
-        voiced = sum(w * math.sin(k * phase) for k, w in enumerate(weights, 1))
-        noise = rng.uniform(-1.0, 1.0)
-        envelope = min(1.0, (i + 1) / attack, (n - i) / release)
-        value = envelope * (voiced + 0.05 * noise)
-        if i < burst:  # a fricative: differenced (bright) noise giving way to the vowel
-            ramp = i / burst
-            value = 0.4 * (noise - previous) * (1.0 - ramp) + value * ramp
-        previous = noise
-        out[i] = round(_LEVEL * value)
-    return out
+def _mix(pcm: array.array[int], at: int, sound: array.array[int]) -> None:
+    """Add ``sound`` to ``pcm`` from sample ``at`` (the noise floor stays under it)."""
+    if sound and (max(sound) > _PEAK or min(sound) < -_PEAK):  # no room for the floor: clip
+        sound = array.array("h", (max(-_PEAK, min(_PEAK, v)) for v in sound))
+    end = at + len(sound)
+    pcm[at:end] = array.array("h", map(operator.add, pcm[at:end], sound))
 
 
 def _wav_bytes(pcm: array.array[int]) -> bytes:
@@ -298,6 +291,25 @@ def decode_duration(data: bytes) -> float:
         f"not WAV, WMA or MP3: looks like {_looks_like(data)} (first bytes {_first_bytes(data)})",
         MediaProblem.UNKNOWN_FORMAT,
     )
+
+
+def decode_samples(data: bytes, max_seconds: float) -> array.array[int]:
+    """At most ``max_seconds`` of WAV or WMA bytes as 16 kHz mono samples (for recognition)."""
+    if _is_wav(data):
+        with contextlib.suppress(wave.Error, EOFError, ValueError):
+            return wav_mono(data, max_seconds)  # PCM: stdlib; mu-law and the rest: FFmpeg
+    out, limit = array.array("h"), round(max_seconds * SAMPLE_RATE)
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+    try:
+        with av.open(io.BytesIO(data), "r", metadata_errors="replace") as inp:
+            for frame in inp.decode(inp.streams.audio[0]):
+                for got in resampler.resample(frame):
+                    out.frombytes(bytes(got.planes[0])[: 2 * got.samples])
+                if len(out) >= limit:
+                    break
+    except (av.FFmpegError, ValueError, OSError, EOFError, IndexError, UnicodeError) as e:
+        raise MediaError(f"cannot decode the audio: {_why(e)}") from e
+    return out[:limit]  # FFmpeg's s16 is in native byte order, as array's
 
 
 def _is_wav(data: bytes) -> bool:

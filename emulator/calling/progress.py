@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from emulator.calling.events import EndReason, Event, RecordingMade
 from emulator.calling.model import ActionType, CallState, OperationOutcome, Prompt
-from emulator.calling.speech import speech_seconds
+from emulator.calling.speech import SpokenKey, speech_seconds, spoken_key
 
 BEEP_SECONDS = 0.5
 DEFAULT_MEDIA_SECONDS = 3.0
@@ -26,6 +26,11 @@ class Media:
     failure: str | None = None
     rule: str | None = None
     """The id of the rule a failure broke (CALL-MEDIA-FETCH, -SIZE, -FORMAT)."""
+    text: str | None = None
+    """What speech recognition heard in the file (lower-case words, empty for nothing); None
+    when it was not transcribed. The caller's ``when`` rules hear it as the prompt's text."""
+    listened: tuple[str, ...] | None = None
+    """The phrases recognition listened for (``()``: dictation); None: not transcribed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +39,17 @@ class EngineConfig:
 
     ``max_workflows``: the platform's limit of Workflows in one call (field notes: a real call was
     dropped after about 13 round trips). ``media``: prompt files by fileUri. ``fail_actions``:
-    actions of these kinds fail with temporarySystemFailure (fault injection).
+    actions of these kinds fail with temporarySystemFailure (fault injection). ``spoken``: the
+    length in seconds of text prompts as synthesized, by ``speech.spoken_key`` (prompt timing
+    ``speech``, measured before the run); a text prompt not in it is timed by the estimate of
+    ``speech.speech_seconds`` (0.4 s a word).
     """
 
     max_workflows: int = DEFAULT_MAX_WORKFLOWS
     media: Mapping[str, Media] = field(default_factory=dict)
     fail_actions: frozenset[ActionType] = frozenset()
     beep_seconds: float = BEEP_SECONDS
+    spoken: Mapping[SpokenKey, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +120,18 @@ class WorkflowRun:
         return self.progress.ended
 
 
-def prompt_seconds(prompt: Prompt, media: Mapping[str, Media]) -> float:
-    """How long a prompt plays: its leading silence, then its text or file."""
+def prompt_seconds(
+    prompt: Prompt,
+    media: Mapping[str, Media],
+    spoken: Mapping[SpokenKey, float] | None = None,
+) -> float:
+    """How long a prompt plays: its leading silence, then its text (its synthesized length in
+    ``spoken``, else the estimate) or file."""
     seconds = prompt.silence
     if prompt.value is not None and prompt.value.strip():
-        seconds += speech_seconds(prompt.value, prompt.say_as)
+        key = spoken_key(prompt) if spoken else None
+        heard = spoken.get(key) if spoken and key is not None else None
+        seconds += heard if heard is not None else speech_seconds(prompt.value, prompt.say_as)
     elif prompt.file_uri is not None:
         known = media.get(prompt.file_uri)
         seconds += known.seconds if known and known.seconds is not None else DEFAULT_MEDIA_SECONDS

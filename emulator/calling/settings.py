@@ -4,8 +4,10 @@ is not the bot's doing) and ``CallReport`` (its ids, why it ended, its findings)
 
 from __future__ import annotations
 
+import os
 import ssl
 from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
 from urllib.parse import urlsplit
 
 from emulator.calling.caller import CallerScript
@@ -23,6 +25,21 @@ DEFAULT_DEADLINE = 300.0
 """Wall-clock seconds one call may take by default (``CallSettings.deadline``, ``--deadline``)."""
 
 
+PromptTiming = Literal["estimate", "speech"]
+"""How long a text prompt plays: ``estimate``, 0.4 s a word (docs/engine.md, Timing); ``speech``,
+as long as its synthesized audio (docs/audio.md)."""
+PROMPT_TIMINGS: Final[tuple[PromptTiming, ...]] = get_args(PromptTiming)
+PROMPT_TIMING_ENV: Final = "BOTEMU_PROMPT_TIMING"
+"""The prompt timing of calls whose settings do not choose one (``botemu test --prompt-timing``
+sets it for its run); ``estimate`` when unset or not a timing."""
+
+
+def default_prompt_timing() -> PromptTiming:
+    """``$BOTEMU_PROMPT_TIMING`` when it names a timing, else ``estimate``."""
+    value = os.environ.get(PROMPT_TIMING_ENV, "").strip().lower()
+    return "speech" if value == "speech" else "estimate"
+
+
 @dataclass(frozen=True, slots=True)
 class CallSettings:
     """Everything about one call that is not the bot's doing.
@@ -33,7 +50,8 @@ class CallSettings:
     ``tokens``: where the Bearer token of every request comes from (``tokens.py``); None sends
     no Authorization header. ``deadline``: wall-clock seconds the whole call may take (every
     request, retry, prompt file and paced wait); when they pass, the platform hangs up
-    (``CALL-DEADLINE``). None: no deadline.
+    (``CALL-DEADLINE``). None: no deadline. ``prompt_timing``: how long text prompts play
+    (``PromptTiming``; ``$BOTEMU_PROMPT_TIMING``, else ``estimate``).
     """
 
     bot_url: str
@@ -56,6 +74,7 @@ class CallSettings:
     live: bool = False
     """The caller is a person acting in real time (``live.LiveCaller``, given to the driver):
     each Workflow plays at ``pace`` (1.0 when 0) and the caller's acts come as they are made."""
+    prompt_timing: PromptTiming = field(default_factory=default_prompt_timing)
 
     @property
     def http_allowed(self) -> bool:

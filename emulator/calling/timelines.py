@@ -49,7 +49,7 @@ from emulator.calling.model import (
     RecordingCompletionReason,
     RecordOutcome,
 )
-from emulator.calling.speech import normalize_speech, speech_seconds
+from emulator.calling.speech import SpeechSpan, normalize_speech, speech_seconds
 
 SUCCESS, FAILURE = Outcome.SUCCESS, Outcome.FAILURE
 INF = math.inf
@@ -207,7 +207,7 @@ class RecordMachine:
                 RecordingCompletionReason.MAX_RECORDING_TIMEOUT,
             )
         self.stop_tones = frozenset(action.stop_tones or ())
-        self.speech_spans: list[tuple[float, float]] = []
+        self.speech_spans: list[tuple[float, float, str | None]] = []
         self.ignored = ""
 
     def done(self, at: float, reason: RecordingCompletionReason, *, why: str | None = None) -> Done:
@@ -225,7 +225,9 @@ class RecordMachine:
         recording = None
         if not failed:
             spans = tuple(
-                (round(s, 6), round(min(e, length), 6)) for s, e in self.speech_spans if s < length
+                SpeechSpan((round(s, 6), round(min(e, length), 6)), text)
+                for s, e, text in self.speech_spans
+                if s < length
             )
             recording = RecordingMade(
                 self.start, self.start + length, self.action.operation_id, self.action.format, spans
@@ -247,7 +249,7 @@ class RecordMachine:
         return False
 
     def speech(self, at: float, end: float, text: str | None) -> Done | bool:
-        self.speech_spans.append((at - self.start, end - self.start))
+        self.speech_spans.append((at - self.start, end - self.start, text))
         silence_end = end + self.action.max_silence_timeout
         if silence_end < self.max_end:
             self.deadline, self.reason = (

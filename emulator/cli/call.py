@@ -93,6 +93,9 @@ def _limit_options(call: argparse.ArgumentParser) -> None:
                       help="accept http callbacks (default only for an http bot)")  # fmt: skip
     call.add_argument("--legacy-validation-outcome", action="store_true",
                       help="write the validation outcome type as worfklowValidationOutcome")  # fmt: skip
+    call.add_argument("--prompt-timing", choices=("estimate", "speech"), default=None,
+                      help="how long a text prompt plays: estimate, 0.4 s a word (default; "
+                      "$BOTEMU_PROMPT_TIMING), or speech, as long as its synthesized audio")  # fmt: skip
 
 
 def _call(args: argparse.Namespace, out: TextIO) -> int:
@@ -186,6 +189,7 @@ def _settings(args: argparse.Namespace) -> CallSettings:
         scenario=script.name,
         faults=script.faults,
         deadline=args.deadline or None,
+        **({"prompt_timing": args.prompt_timing} if args.prompt_timing else {}),
     )
 
 

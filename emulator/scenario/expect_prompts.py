@@ -53,6 +53,8 @@ def _prompt_matches(item: TextMatch | str, event: StoredEvent) -> bool:
         uri = event.payload.get("file_uri")
         return isinstance(uri, str) and item in uri
     text = event.payload.get("text")
+    if not isinstance(text, str):  # a file prompt: what recognition heard in it, if anything
+        text = event.payload.get("recognized_text")
     return item.test(text if isinstance(text, str) else None)
 
 
@@ -64,6 +66,9 @@ def _prompt_text(event: StoredEvent) -> str:
     text, uri = event.payload.get("text"), event.payload.get("file_uri")
     if isinstance(text, str):
         return repr(short(text))
+    heard = event.payload.get("recognized_text")
+    if isinstance(uri, str) and isinstance(heard, str):
+        return f"{uri} (recognised {short(heard)!r})"
     return str(uri) if isinstance(uri, str) else "silence"
 
 
