@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -175,3 +176,37 @@ def served_bot(module: str, kind: str) -> Iterator[str]:
     command = ["-m", f"tests.bots.{module}", kind, "--port", str(port)]
     with bot_process(command, port, f"the {kind} bot of tests/bots/{module}.py") as url:
         yield url
+
+
+MEASURE = """
+import json, resource, subprocess, sys
+limit = int(sys.argv[1])
+def bounded():
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+done = subprocess.run(sys.argv[3:], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                      preexec_fn=bounded, timeout=float(sys.argv[2]), errors="replace")
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+json.dump({"code": done.returncode, "out": done.stdout, "err": done.stderr, "peak": peak},
+          sys.stdout)
+"""
+"""Run a command from a small fresh interpreter and report its peak resident size: the only
+child that interpreter ever waits for (forked from it, not from the large test process)."""
+
+
+def run_measured(
+    command: list[str], *, cwd: Path, timeout: float, address_space: int = 0
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run ``command`` (stdin closed; at most ``address_space`` bytes of address space when not
+    0): its result, and the peak resident size of that process alone, in bytes. (Measured from
+    the test process, ``RUSAGE_CHILDREN`` is the largest child it ever waited for, a mypy run of
+    another test on the same worker, and a child forked from it starts with its size.)"""
+    import json
+
+    wrapper = [sys.executable, "-c", MEASURE, str(address_space), str(timeout), *command]
+    done = subprocess.run(wrapper, cwd=cwd, capture_output=True, text=True, timeout=timeout + 30)
+    if done.returncode != 0:
+        raise RuntimeError(f"the measuring process failed: {done.stderr[-2000:]}")
+    report = json.loads(done.stdout)
+    result = subprocess.CompletedProcess(command, report["code"], report["out"], report["err"])
+    return result, int(report["peak"])

@@ -2,36 +2,23 @@
 
 from __future__ import annotations
 
-import resource
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from emulator.manifest.source import MAX_TEXT, ManifestError, load_manifest, load_manifest_text
+from tests.support import run_measured
 
 PEAK_BOUND = 400 * 1024 * 1024  # bytes
 ADDRESS_SPACE = 3 * 1024 * 1024 * 1024  # the child's limit: a regression fails, fast
 
 
-def _limit() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
 def test_alias_bomb_one_long_string_aliased_90000_times(tmp_path: Path) -> None:
     big = "y" * 500_000
     (tmp_path / "m.yaml").write_text(f'name: &b "{big}"\ntags: [{", ".join(["*b"] * 90_000)}]\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "emulator", "manifest", "validate", "m.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=_limit,
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    command = [sys.executable, "-m", "emulator", "manifest", "validate", "m.yaml"]
+    result, peak = run_measured(command, cwd=tmp_path, timeout=60, address_space=ADDRESS_SPACE)
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.strip() == (
         f"botemu manifest validate: m.yaml:1:7: more than {MAX_TEXT // 2**20} MiB of text once "

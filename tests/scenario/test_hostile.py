@@ -1,14 +1,13 @@
 """Hostile scenario files: each test is named after the attack and reproduces it.
 
-The memory ones run ``botemu`` in a subprocess and measure its peak resident size
-(``RUSAGE_CHILDREN``: the largest of this process's waited-for children, so the bound holds for
-each) against ``PEAK_BOUND``; the child also gets an address-space limit, so that a regression
-fails here with a ``MemoryError`` instead of taking the machine's memory.
+The memory ones run ``botemu`` in a subprocess and measure its own peak resident size
+(``tests.support.run_measured``: ``os.wait4`` on that child) against ``PEAK_BOUND``; the child
+also gets an address-space limit, so that a regression fails here with a ``MemoryError`` instead
+of taking the machine's memory.
 """
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
 import time
@@ -24,30 +23,17 @@ from emulator.scenario.loader import (
     load_scenarios_text,
 )
 from emulator.scenario.yamldoc import MAX_TEXT
+from tests.support import run_measured
 
 PEAK_BOUND = 400 * 1024 * 1024  # bytes; a check takes about 100 MB
 ADDRESS_SPACE = 3 * 1024 * 1024 * 1024  # the child's limit: a regression fails, fast
 TIMEOUT = 60
 
 
-def _limit() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
 def botemu(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], int]:
-    """Run ``botemu`` in a subprocess: its result, and the peak resident size of the children
-    so far, in bytes."""
-    result = subprocess.run(
-        [sys.executable, "-m", "emulator", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=_limit,
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
-    return result, peak
+    """Run ``botemu`` in a subprocess: its result, and its own peak resident size, in bytes."""
+    command = [sys.executable, "-m", "emulator", *args]
+    return run_measured(command, cwd=cwd, timeout=TIMEOUT, address_space=ADDRESS_SPACE)
 
 
 def _lines(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -225,3 +211,12 @@ def test_scenario_check_of_an_endless_stdin_reads_no_more_than_its_limit() -> No
     assert done.stderr.decode().strip() == (
         f"botemu scenario check: <stdin>: larger than {MAX_BYTES} bytes"
     )
+
+
+def test_the_peak_measured_is_the_childs_own_not_an_earlier_childs(tmp_path: Path) -> None:
+    # Regression: RUSAGE_CHILDREN reported the largest child the worker had ever waited for (a
+    # mypy run of another test, 587 MiB), and a 100 MB check failed its 400 MiB bound.
+    big = [sys.executable, "-c", "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"]
+    _, peak_big = run_measured(big, cwd=tmp_path, timeout=TIMEOUT)
+    _, peak_small = run_measured([sys.executable, "-c", "pass"], cwd=tmp_path, timeout=TIMEOUT)
+    assert peak_big > 300 * 2**20 > 100 * 2**20 > peak_small
