@@ -1,6 +1,6 @@
 """The log view: a live web page of every call and conversation in the transcript store.
-It may import the rulebook, the replay library, transcripts, the guard and the infrastructure,
-never the service.
+It may import the rulebook, the replay library, the audio library, transcripts, the guard and
+the infrastructure, never the service.
 
 ``botemu serve`` and ``botemu demo`` serve it at the emulator's address (``make_app`` calls
 ``setup_logview``); ``botemu logview --db FILE`` serves it over a database an earlier run wrote.
@@ -11,6 +11,7 @@ never the service.
 - ``explorations.py``: the explorations ``botemu explore`` saved (their list, one document) and the
   vendored layout library (``static/vendor/``) their call-flow page draws with;
 - ``replays.py``: "Save as scenario", a call or conversation as the scenario that replays it;
+- ``audio.py``: a call's track (``botemu transcript audio``) for the call page's player;
 - ``static/``: plain HTML, CSS and JavaScript modules, shipped in the package (no build step, no
   network). Everything from the bot is rendered as text, never as HTML.
 

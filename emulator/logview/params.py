@@ -1,8 +1,10 @@
-"""What the log view's API routes share: a whole-number query parameter within bounds, and what
-the rulebook says of the rules a page's findings name."""
+"""What the log view's API routes share: a whole-number query parameter within bounds, what the
+rulebook says of the rules a page's findings name, and a body served by byte ranges (a player
+seeks in it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from aiohttp import web
@@ -36,3 +38,35 @@ def rules_json(names: Iterable[object], index: Mapping[str, Rule]) -> JSONObject
             out[rule.id] = {"severity": rule.severity.value, "source": rule.source,
                             "summary": rule.summary}  # fmt: skip
     return out
+
+
+_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """(start, end) of one satisfiable byte range; None for the whole body (416 if outside)."""
+    match = _RANGE.match(header.strip()) if header else None
+    if match is None:
+        return None
+    first, last = match.groups()
+    if first:
+        start, end = int(first), (int(last) + 1 if last else size)
+    elif last:
+        start, end = max(size - int(last), 0), size
+    else:
+        return None
+    end = min(end, size)
+    if start >= end:
+        raise web.HTTPRequestRangeNotSatisfiable(headers={"Content-Range": f"bytes */{size}"})
+    return start, end
+
+
+def ranged(request: web.Request, data: bytes, headers: dict[str, str]) -> web.Response:
+    """``data`` with ``headers``, whole or the one byte range the request asks for (206)."""
+    headers = {**headers, "Accept-Ranges": "bytes"}
+    wanted = byte_range(request.headers.get("Range"), len(data))
+    if wanted is None:
+        return web.Response(body=data, headers=headers)
+    start, end = wanted
+    headers["Content-Range"] = f"bytes {start}-{end - 1}/{len(data)}"
+    return web.Response(body=data[start:end], status=206, headers=headers)

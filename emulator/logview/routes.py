@@ -38,9 +38,10 @@ from aiohttp import web
 from emulator.findings import Rule
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.activities import carried, transcript
+from emulator.logview.audio import audio_routes
 from emulator.logview.explorations import STORE, exploration_routes
 from emulator.logview.feed import Feed
-from emulator.logview.params import number, rules_json
+from emulator.logview.params import number, ranged, rules_json
 from emulator.logview.replays import replay_routes
 from emulator.transcripts.store import CallSummary, StoredEvent, TranscriptError, TranscriptStore
 
@@ -71,7 +72,6 @@ AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/x-ms-wma", "audio/mp
 """The blob types served as themselves; any other blob is application/octet-stream."""
 EXPORTS = ("json", "transcript")
 _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(?:html|js|css|svg)$")
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 
 @dataclass
@@ -139,6 +139,7 @@ def routes() -> list[web.RouteDef]:
         web.get("/api/stream", _stream),
         *exploration_routes(),
         *replay_routes(),
+        *audio_routes(),
         web.get("/api/{tail:.*}", _no_route),
     ]
 
@@ -274,12 +275,7 @@ async def _blob(request: web.Request) -> web.Response:
         "Content-Disposition": f"{'inline' if audio else 'attachment'}; "
         f'filename="{_filename(call.id)}-{seq}{_extension(given)}"',
     }
-    wanted = _range(request.headers.get("Range"), len(data))
-    if wanted is None:
-        return web.Response(body=data, headers=headers)
-    start, end = wanted
-    headers["Content-Range"] = f"bytes {start}-{end - 1}/{len(data)}"
-    return web.Response(body=data[start:end], status=206, headers=headers)
+    return ranged(request, data, headers)
 
 
 async def _export(request: web.Request) -> web.Response:
@@ -385,24 +381,6 @@ def _flag(query: Mapping[str, str], name: str) -> bool | None:
     if raw.lower() in ("0", "false", "no"):
         return False
     raise web.HTTPBadRequest(text=f"{name} is 1 or 0, not {raw!r}")
-
-
-def _range(header: str | None, size: int) -> tuple[int, int] | None:
-    """(start, end) of one satisfiable byte range; None for the whole body (416 if outside)."""
-    match = _RANGE.match(header.strip()) if header else None
-    if match is None:
-        return None
-    first, last = match.groups()
-    if first:
-        start, end = int(first), (int(last) + 1 if last else size)
-    elif last:
-        start, end = max(size - int(last), 0), size
-    else:
-        return None
-    end = min(end, size)
-    if start >= end:
-        raise web.HTTPRequestRangeNotSatisfiable(headers={"Content-Range": f"bytes */{size}"})
-    return start, end
 
 
 def _extension(content_type: JSON) -> str:

@@ -37,6 +37,7 @@ export const urls = {
   call: (id, after = 0) => `${API}/calls/${enc(id)}${after ? `?after=${after}` : ''}`,
   blob: (id, seq) => `${API}/calls/${enc(id)}/events/${seq}/blob`,
   export: (id, format) => `${API}/calls/${enc(id)}/export?format=${format}`,
+  audio: (id) => `${API}/calls/${enc(id)}/audio`,
   scenario: (id, { strict = false, format = 'yaml', download = false } = {}) => {
     const query = new URLSearchParams({ strict: strict ? '1' : '0' });
     if (format !== 'yaml') query.set('format', format);

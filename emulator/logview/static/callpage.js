@@ -5,6 +5,7 @@ import { openRaw, renderChat } from './chat.js';
 import { $, dateTime, duration, fill, h, iso } from './dom.js';
 import { LANE_NAMES, Ladder } from './ladder.js';
 import { ScenarioPanel } from './scenario.js';
+import { TrackPlayer } from './track.js';
 
 const REFRESH_MS = 250;
 
@@ -22,6 +23,7 @@ export class CallPage {
     this.exportTranscript = $('#export-transcript', root);
     this.back = $('#back', root);
     this.scenario = new ScenarioPanel(root);
+    this.track = new TrackPlayer(this.ladderBox, this.timeline);
     this.call = null;
     this.ladder = null;
     this.visible = false;
@@ -68,6 +70,7 @@ export class CallPage {
     this.visible = false;
     this.request += 1;
     for (const audio of this.timeline.querySelectorAll('audio')) audio.pause();
+    this.track.pause();
   }
 
   show(detail) {
@@ -80,6 +83,7 @@ export class CallPage {
     this.exportJson.setAttribute('download', `${call.id}.json`);
     this.exportJson.hidden = false;
     this.scenario.update(call);
+    this.track.update(call);
     this.exportTranscript.hidden = !conversation;
     if (conversation) {
       this.exportTranscript.href = urls.export(call.id, 'transcript');
@@ -121,6 +125,7 @@ export class CallPage {
     this.call = detail.call;
     this.header(detail.call);
     this.scenario.update(detail.call);
+    this.track.update(detail.call);
     this.ladder.update(detail.call, detail.rules);
     this.ladder.add(detail.events);
     if (conversation) {

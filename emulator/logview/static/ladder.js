@@ -120,6 +120,7 @@ export class Ladder {
       class: classes.join(' '),
       'data-kind': event.kind,
       'data-seq': event.seq,
+      'data-vtime': event.vtime ?? null,
       'data-attempt': p.attempt ?? null,
     });
     const times = h(
