@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from emulator.calling import exchange_rules as X
@@ -65,7 +66,7 @@ async def _settings(
     retry = RetryPolicy() if runner.timeout is None else RetryPolicy(timeout=runner.timeout)
     resolved = await call_tokens(runner, url, scenario.platform.app_id or runner.target.app_id)
     legacy = runner.target.legacy_validation_outcome or scenario.platform.legacy_validation_outcome
-    return CallSettings(
+    settings = CallSettings(
         bot_url=url,
         caller=scenario.caller or CallerScript(),
         seed=None if runner.seed is None else derive_seed(runner.seed, scenario.id),
@@ -78,6 +79,10 @@ async def _settings(
         faults=platform_faults(scenario.faults),
         tokens=resolved.tokens,
     )
+    timing = scenario.platform.prompt_timing
+    if timing in ("estimate", "speech"):  # the scenario's own, over the run's default
+        settings = replace(settings, prompt_timing="speech" if timing == "speech" else "estimate")
+    return settings
 
 
 async def call_tokens(runner: RunContext, url: str, app_id: str | None) -> Resolved:

@@ -126,7 +126,9 @@ def _platform(value: Data, path: DataPath, kind: Kind, site: Site) -> Platform:
         site.problem(path, "platform settings apply to calls; this scenario is a " + kind,
                      at_key=True)  # fmt: skip
         return Platform()
-    return Platform(value.get("app_id"), bool(value.get("legacy_validation_outcome", False)))
+    timing = value.get("prompt_timing")
+    return Platform(value.get("app_id"), bool(value.get("legacy_validation_outcome", False)),
+                    timing if isinstance(timing, str) else None)  # fmt: skip
 
 
 # --- what happens ------------------------------------------------------------------------------

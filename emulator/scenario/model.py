@@ -218,10 +218,12 @@ class Faults:
 class Platform:
     """How the calling platform places a scenario's call. ``app_id``: the bot's app id (the
     audience of the Bearer token, ``appId`` of results); ``legacy_validation_outcome``: the
-    validation outcome type spelt ``worfklowValidationOutcome``, as the real SDKs spelt it."""
+    validation outcome type spelt ``worfklowValidationOutcome``, as the real SDKs spelt it;
+    ``prompt_timing``: ``estimate`` or ``speech`` (None: the run's default)."""
 
     app_id: str | None = None
     legacy_validation_outcome: bool = False
+    prompt_timing: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
