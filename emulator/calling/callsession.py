@@ -96,7 +96,8 @@ class CallSession(CallLog):
         self.poster = Poster(self, deliverer, injector, tokens=settings.tokens is not None,
                              chain_id=self.chain_id, rng=self.rng)  # fmt: skip
         cache = {} if media_cache is None else media_cache
-        phrases = listen_phrases([rule.pattern for rule in self.caller.rules])
+        patterns = [*(rule.pattern for rule in self.caller.rules), *settings.listen_for]
+        phrases = listen_phrases(patterns)
         self.prompt_files = PromptFiles(self, cache, timeout=settings.media_timeout,
                                         phrases=phrases)  # fmt: skip
         self.prompt_speech = PromptSpeech(self)

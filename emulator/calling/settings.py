@@ -71,6 +71,9 @@ class CallSettings:
     faults: PlatformFaults = NO_FAULTS
     tokens: TokenSource | None = None
     deadline: float | None = DEFAULT_DEADLINE
+    listen_for: tuple[str, ...] = ()
+    """More patterns a recorded prompt is listened for (a scenario's expected prompts), beside
+    the caller's ``when`` rules: the phrases of recognition's grammar (``listen_phrases``)."""
     live: bool = False
     """The caller is a person acting in real time (``live.LiveCaller``, given to the driver):
     each Workflow plays at ``pace`` (1.0 when 0) and the caller's acts come as they are made."""

@@ -26,7 +26,7 @@ from emulator.runner.common import (
 )
 from emulator.runner.context import RunContext
 from emulator.scenario.expectations import evaluate
-from emulator.scenario.model import Faults, Scenario
+from emulator.scenario.model import Faults, PromptExpect, Scenario, TextMatch
 
 
 def platform_faults(faults: Faults) -> PlatformFaults:
@@ -78,11 +78,24 @@ async def _settings(
         scenario=scenario.id,
         faults=platform_faults(scenario.faults),
         tokens=resolved.tokens,
+        listen_for=expected_prompts(scenario),
     )
     timing = scenario.platform.prompt_timing
     if timing in ("estimate", "speech"):  # the scenario's own, over the run's default
         settings = replace(settings, prompt_timing="speech" if timing == "speech" else "estimate")
     return settings
+
+
+def expected_prompts(scenario: Scenario) -> tuple[str, ...]:
+    """The texts and patterns of the prompts a scenario expects: what a recorded prompt is
+    listened for (the grammar of recognition), beside the caller's ``when`` rules."""
+    found: list[str] = []
+    for expectation in scenario.expect:
+        if isinstance(expectation, PromptExpect):
+            for item in expectation.items:
+                if isinstance(item, TextMatch):
+                    found += [t for t in (item.equals, item.contains, item.matches) if t]
+    return tuple(found)
 
 
 async def call_tokens(runner: RunContext, url: str, app_id: str | None) -> Resolved:

@@ -213,3 +213,28 @@ def test_phrases_are_read_from_when_patterns() -> None:
     patterns = ["main menu", r"^goodbye\b|bye", r"(?i)thank\s+you", "[0-9]+", "sales.*desk"]
     assert listen_phrases(patterns) == ("main menu", "goodbye", "bye", "thank you", "sales desk")
     assert phrase_words("Press ONE, for sales!") == ("press", "one", "for", "sales")
+
+
+async def test_a_scenarios_expected_prompts_shape_the_grammar_without_any_when_rule(
+    aiohttp_server: ServerFactory, store: TranscriptStore, menu_wav: bytes
+) -> None:
+    from emulator.runner.calls import expected_prompts
+
+    two = load_scenario_text(
+        "name: two\ncaller: [listen]\n"
+        "expect:\n  prompts: {items: [{contains: main menu}, {matches: 'sales|support'}]}\n"
+    )
+    assert expected_prompts(two) == ("main menu", "sales|support")
+    scenario = load_scenario_text(
+        "name: file menu, no rules\ncaller: [listen, {press: '1'}]\n"
+        "expect:\n  prompts: {items: [{matches: 'main menu.*(sales|support)'}]}\n"
+    )
+    url = await menu_bot(aiohttp_server, menu_wav)
+    settings = CallSettings(bot_url=url, caller=scenario.caller or CallerScript(), seed=3,
+                            retry=FAST, listen_for=expected_prompts(scenario))  # fmt: skip
+    report = await place_call(settings, store)
+    events = store.events(report.call_id)
+    fetched = next(e.payload for e in events if "recognition" in e.payload)
+    assert fetched["recognition"]["mode"] == "grammar"  # not dictation
+    assert fetched["recognition"]["phrases"] == ["main menu sales", "support"]
+    assert evaluate(scenario, events) == []
