@@ -14,8 +14,8 @@ import io
 from aiohttp import web
 
 from emulator.logview.explorations import STORE
-from emulator.logview.params import ranged
-from emulator.transcripts.store import TranscriptError, TranscriptStore
+from emulator.logview.params import ended_call, ranged
+from emulator.transcripts.store import TranscriptStore
 
 MAX_SECONDS = 600.0
 """Ten minutes of call: 16 kHz stereo 16-bit is 3.7 MiB a minute."""
@@ -28,17 +28,7 @@ def audio_routes() -> list[web.RouteDef]:
 
 async def _audio(request: web.Request) -> web.Response:
     store = request.app[STORE]
-    wanted = request.match_info["id"]
-    try:
-        summary = store.call(wanted)
-    except TranscriptError as e:
-        raise web.HTTPBadRequest(text=e.message) from e
-    if summary is None:
-        raise web.HTTPNotFound(text=f"no call with id {wanted[:100]!r}")
-    if summary.kind == "call" and summary.end_reason is None:
-        raise web.HTTPConflict(
-            text=f"call {summary.id} is still running: its track comes when it ends"
-        )
+    summary = ended_call(store, request.match_info["id"], "its track comes")
     body = await asyncio.to_thread(_render, store, summary.id)
     return ranged(request, body, {"Content-Type": "audio/wav", "Cache-Control": "no-store"})
 

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from emulator.findings import Rule
 from emulator.jsonutil import JSONObject
+from emulator.transcripts.store import CallSummary, TranscriptError, TranscriptStore
 
 
 def number(query: Mapping[str, str], name: str, default: int, low: int, high: int | None) -> int:
@@ -70,3 +71,17 @@ def ranged(request: web.Request, data: bytes, headers: dict[str, str]) -> web.Re
     start, end = wanted
     headers["Content-Range"] = f"bytes {start}-{end - 1}/{len(data)}"
     return web.Response(body=data[start:end], status=206, headers=headers)
+
+
+def ended_call(store: TranscriptStore, wanted: str, what: str) -> CallSummary:
+    """The call named by ``{id}`` (a full id or a unique prefix): 404 if none, 400 if several,
+    409 while a call runs (``what`` says what comes once it has ended)."""
+    try:
+        summary = store.call(wanted)
+    except TranscriptError as e:
+        raise web.HTTPBadRequest(text=e.message) from e
+    if summary is None:
+        raise web.HTTPNotFound(text=f"no call with id {wanted[:100]!r}")
+    if summary.kind == "call" and summary.end_reason is None:
+        raise web.HTTPConflict(text=f"call {summary.id} is still running: {what} once it has ended")
+    return summary

@@ -37,8 +37,9 @@ from aiohttp import web
 
 from emulator.jsonutil import JSONObject
 from emulator.logview.explorations import STORE
+from emulator.logview.params import ended_call
 from emulator.replay.convert import Replay, ReplayError, replay_of
-from emulator.transcripts.store import CallSummary, TranscriptError, TranscriptStore
+from emulator.transcripts.store import CallSummary, TranscriptStore
 
 SHORT_ID = 12
 YAML_TYPE = "text/yaml; charset=utf-8"
@@ -60,7 +61,7 @@ async def _scenario(request: web.Request) -> web.Response:
     if download and form != "yaml":
         raise web.HTTPBadRequest(text="download=1 gives the YAML file: leave format out")
     store = request.app[STORE]
-    summary = _find(store, request.match_info["id"])
+    summary = ended_call(store, request.match_info["id"], "a scenario can be made")
     replay = await asyncio.to_thread(_replay, store, summary, strict)
     name = filename(summary.id)
     if form == "json":
@@ -75,21 +76,6 @@ async def _scenario(request: web.Request) -> web.Response:
     if download:
         headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return web.Response(body=replay.text.encode("utf-8", "backslashreplace"), headers=headers)
-
-
-def _find(store: TranscriptStore, wanted: str) -> CallSummary:
-    """The call named by ``{id}``: 404 if none, 400 if several, 409 while it runs."""
-    try:
-        summary = store.call(wanted)
-    except TranscriptError as e:
-        raise web.HTTPBadRequest(text=e.message) from e
-    if summary is None:
-        raise web.HTTPNotFound(text=f"no call with id {wanted[:100]!r}")
-    if summary.kind == "call" and summary.end_reason is None:
-        raise web.HTTPConflict(
-            text=f"call {summary.id} is still running: a scenario can be made once it has ended"
-        )
-    return summary
 
 
 def _replay(store: TranscriptStore, summary: CallSummary, strict: bool) -> Replay:
