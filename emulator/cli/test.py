@@ -4,7 +4,6 @@ summary and the JUnit and JSON reports. The run itself is ``emulator.runner.suit
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -83,7 +82,8 @@ def add_arguments(test: argparse.ArgumentParser) -> None:
                      help="transcript database (default $BOTEMU_DB or .botemu/transcripts.db)")  # fmt: skip
     run.add_argument("--prompt-timing", choices=("estimate", "speech"), default=None,
                      help="how long a text prompt plays: estimate, 0.4 s a word (default), or "
-                     "speech, as long as its synthesized audio (sets $BOTEMU_PROMPT_TIMING)")  # fmt: skip
+                     "speech, as long as its synthesized audio; a scenario's platform: "
+                     "{prompt_timing} wins (default $BOTEMU_PROMPT_TIMING, else estimate)")  # fmt: skip
     report = test.add_argument_group("reports")
     report.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     report.add_argument("--json", metavar="FILE",
@@ -108,6 +108,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         timeout=args.timeout,
         junit=args.junit,
         json=args.json,
+        prompt_timing=getattr(args, "prompt_timing", None),
     )
 
 
@@ -127,17 +128,4 @@ def run_command(
     except BotemuError as e:
         err.write(f"botemu test: {e}\n")
         return EXIT_USAGE
-    timing = getattr(args, "prompt_timing", None)
-    if timing is None:
-        return run_options(options, out, err, backend)
-    from emulator.calling.settings import PROMPT_TIMING_ENV  # every call's default, for the run
-
-    before = os.environ.get(PROMPT_TIMING_ENV)
-    os.environ[PROMPT_TIMING_ENV] = timing
-    try:
-        return run_options(options, out, err, backend)
-    finally:
-        if before is None:
-            os.environ.pop(PROMPT_TIMING_ENV, None)
-        else:
-            os.environ[PROMPT_TIMING_ENV] = before
+    return run_options(options, out, err, backend)

@@ -14,6 +14,7 @@ from emulator.calling.delivery import RetryPolicy
 from emulator.calling.events import EndReason
 from emulator.calling.faults import PlatformFaults
 from emulator.calling.session import CallReport, CallSettings, place_call
+from emulator.calling.settings import PromptTiming
 from emulator.calling.tokens import Resolved, resolve
 from emulator.calling.wire import WireOptions
 from emulator.runner.common import (
@@ -80,10 +81,18 @@ async def _settings(
         tokens=resolved.tokens,
         listen_for=expected_prompts(scenario),
     )
-    timing = scenario.platform.prompt_timing
-    if timing in ("estimate", "speech"):  # the scenario's own, over the run's default
-        settings = replace(settings, prompt_timing="speech" if timing == "speech" else "estimate")
-    return settings
+    timing = prompt_timing(scenario, runner.prompt_timing)
+    return settings if timing is None else replace(settings, prompt_timing=timing)
+
+
+def prompt_timing(scenario: Scenario, run: PromptTiming | None) -> PromptTiming | None:
+    """How long the scenario's call plays its text prompts: the scenario's own
+    ``platform: {prompt_timing}``, else the run's (``--prompt-timing``), else None (the call's
+    default, ``$BOTEMU_PROMPT_TIMING``)."""
+    own = scenario.platform.prompt_timing
+    if own in ("estimate", "speech"):
+        return "speech" if own == "speech" else "estimate"
+    return run
 
 
 def expected_prompts(scenario: Scenario) -> tuple[str, ...]:

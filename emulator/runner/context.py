@@ -15,6 +15,7 @@ from pathlib import Path
 import aiohttp
 
 from emulator.calling.engine import DEFAULT_MAX_WORKFLOWS, Media
+from emulator.calling.settings import PromptTiming
 from emulator.calling.tokens import Resolved
 from emulator.config import ServiceConfig
 from emulator.runner.chat import Local
@@ -33,13 +34,18 @@ class RunContext:
         seed: int | None = None,
         max_workflows: int | None = None,
         timeout: float | None = None,
+        prompt_timing: PromptTiming | None = None,
     ) -> None:
-        """``timeout``: seconds the bot has to answer each request (calls: 15 by default)."""
+        """``timeout``: seconds the bot has to answer each request (calls: 15 by default).
+        ``prompt_timing``: how long every call's text prompts play, unless its scenario's
+        ``platform: {prompt_timing}`` says otherwise (None: ``CallSettings``' default,
+        ``$BOTEMU_PROMPT_TIMING``, else ``estimate``)."""
         self.target = target
         self.store = store
         self.seed = seed
         self.max_workflows = max_workflows or DEFAULT_MAX_WORKFLOWS
         self.timeout = timeout
+        self.prompt_timing = prompt_timing
         self.http: aiohttp.ClientSession | None = None
         self.media: dict[str, Media] = {}
         """The prompt files fetched so far (shared by every call)."""

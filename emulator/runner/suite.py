@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from emulator.errors import BotemuError
 from emulator.findings import Finding
@@ -69,6 +69,9 @@ from emulator.scenario.reports import (
     summary,
 )
 from emulator.transcripts.store import TranscriptError, TranscriptStore, default_db
+
+if TYPE_CHECKING:
+    from emulator.calling.settings import PromptTiming
 
 __all__ = [
     "CONFIG_KEYS",
@@ -123,6 +126,7 @@ class OpenRunner(Protocol):
         seed: int,
         max_workflows: int | None,
         timeout: float | None,
+        prompt_timing: PromptTiming | None = None,
     ) -> AbstractAsyncContextManager[RunnerLike]: ...
 
 
@@ -165,8 +169,10 @@ def open_runner(
     seed: int,
     max_workflows: int | None,
     timeout: float | None,
+    prompt_timing: PromptTiming | None = None,
 ) -> AbstractAsyncContextManager[RunnerLike]:
-    """``emulator.runner.runner.Runner`` for ``target``."""
+    """``emulator.runner.runner.Runner`` for ``target``; ``prompt_timing`` is every call's
+    (a scenario's ``platform: {prompt_timing}`` wins; None: ``$BOTEMU_PROMPT_TIMING``)."""
     from emulator.runner.runner import Runner, Target
 
     made = Target(
@@ -181,7 +187,8 @@ def open_runner(
         legacy_validation_outcome=target.legacy_validation_outcome,
         control_certs=target.control_certs,
     )
-    return Runner(made, store, seed=seed, max_workflows=max_workflows, timeout=timeout)
+    return Runner(made, store, seed=seed, max_workflows=max_workflows, timeout=timeout,
+                  prompt_timing=prompt_timing)  # fmt: skip
 
 
 def rule_lookup() -> RuleLookup:
@@ -213,7 +220,9 @@ class CrashedResult:
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """A parsed ``botemu test`` command line."""
+    """A parsed ``botemu test`` command line. ``prompt_timing``: how long every call's text
+    prompts play (``--prompt-timing``), unless its scenario's ``platform: {prompt_timing}`` says
+    otherwise; None leaves it to ``$BOTEMU_PROMPT_TIMING``, else ``estimate``."""
 
     paths: tuple[Path, ...]
     target: TargetSettings
@@ -226,6 +235,7 @@ class RunOptions:
     timeout: float | None = None
     junit: Path | None = None
     json: str | None = None
+    prompt_timing: PromptTiming | None = None
 
 
 def run_options(
@@ -351,7 +361,8 @@ async def execute(
     slots = asyncio.Semaphore(options.jobs)
     async with backend.open_runner(options.target, store, seed=seed,
                                    max_workflows=options.max_workflows,
-                                   timeout=options.timeout) as runner:  # fmt: skip
+                                   timeout=options.timeout,
+                                   prompt_timing=options.prompt_timing) as runner:  # fmt: skip
 
         async def one(index: int, scenario: Scenario) -> None:
             async with slots:

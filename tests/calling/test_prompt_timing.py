@@ -234,24 +234,3 @@ def test_botemu_call_takes_the_prompt_timing(monkeypatch: pytest.MonkeyPatch) ->
     assert _settings(parser.parse_args(argv)).prompt_timing == "estimate"
     with pytest.raises(SystemExit):
         parser.parse_args([*argv, "--prompt-timing", "slow"])
-
-
-def test_botemu_test_sets_every_calls_timing_for_its_run(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    import emulator.runner.suite as suite
-    from emulator.cli import build_parser
-    from emulator.cli.test import run_command
-
-    seen: list[str] = []
-
-    def fake_run(*_: Any) -> int:
-        seen.append(CallSettings(bot_url=BOT).prompt_timing)
-        return 0
-
-    monkeypatch.delenv(PROMPT_TIMING_ENV, raising=False)
-    monkeypatch.setattr(suite, "run_options", fake_run)
-    args = build_parser("test").parse_args(["test", str(tmp_path), "--prompt-timing", "speech"])
-    assert run_command(args, io.StringIO(), io.StringIO()) == 0
-    assert seen == ["speech"]
-    assert default_prompt_timing() == "estimate"  # as it was before the run

@@ -26,6 +26,7 @@ import pytest
 import xmlschema
 
 from emulator.calling.caller import CallerScript
+from emulator.calling.settings import PromptTiming
 from emulator.cli.test import register, run_command
 from emulator.findings import Finding, Severity
 from emulator.runner.suite import (
@@ -110,9 +111,10 @@ class Fake:
         seed: int,
         max_workflows: int | None,
         timeout: float | None,
+        prompt_timing: PromptTiming | None = None,
     ) -> AbstractAsyncContextManager[RunnerLike]:
         self.opened.append({"target": target, "seed": seed, "max_workflows": max_workflows,
-                            "timeout": timeout})  # fmt: skip
+                            "timeout": timeout, "prompt_timing": prompt_timing})  # fmt: skip
         return FakeRunner(self)
 
 
@@ -451,7 +453,7 @@ def test_config_file_gives_the_target_and_flags_win(botemu_test: Any, tmp_path: 
             app_id="from-flag", app_password="1234", emulator="http://127.0.0.1:9070",
             certs=Path("certs"), ca=Path("certs/ca.pem"),
         ),
-        "seed": fake.opened[0]["seed"], "max_workflows": 9, "timeout": 2.5,
+        "seed": fake.opened[0]["seed"], "max_workflows": 9, "timeout": 2.5, "prompt_timing": None,
     }]  # fmt: skip
 
 
