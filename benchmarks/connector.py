@@ -5,8 +5,40 @@ run, with the same client and concurrency:
 - tokens issued per second by the token endpoint (client credentials, RS256 signing);
 - connector activities per second: a bot sending messages into a conversation (token checked,
   activity validated and stored, transcript written);
-- the baseline: raw aiohttp round trips to the same server (its health endpoint);
-- the ratio of activities to raw round trips.
+- the baseline, raw round trips of the same request to the same server: a POST of the very
+  bytes an activity sends (the same body, the same headers, a path of the same length) to a
+  route that only reads the body and answers as the connector answers an activity
+  (``emulator/connector/echo.py``);
+- the old baseline beside it, raw ``GET /_botemu/health`` round trips;
+- the ratio of activities to each baseline. The figure to look at is activities / raw POST.
+
+Why the raw POST: on a 2-core machine the benchmark is bound by CPU, the client's as much as the
+server's, and aiohttp's client spends about half as much again on a POST with a body and a
+700-character token as on a GET of the health route (figures in docs/connector.md,
+"Throughput"). Against the GET, the ratio measured the client's posting as much as the
+connector. The raw POST costs the client exactly what an activity costs it (both send bytes
+encoded once), so the two differ only in what the server does. Its route cannot be any of
+botemu's (each checks a token, parses, keeps state or writes a transcript): it is a route of its
+own, which the server adds only when ``BOTEMU_BENCH_ECHO=1`` is in its environment as the app
+is built. The benchmark sets it on the servers it starts; ``botemu serve`` without it has no such
+route (404), and with it the route keeps nothing and tells nothing.
+
+Each measurement also prints the CPU time per request of the server's main thread (the event
+loop), of its other threads (the transcript's writer) and of this client, read from ``/proc``
+(Linux) and ``time.process_time``: they depend much less than requests per second on what else
+the machine is doing.
+
+With ``--rounds N`` the three kinds are measured N times in turns (the order rotates from one
+round to the next) and each ratio is the median of the N paired ratios (each round's activities
+over the same round's baseline: steadier on a shared machine than one pair). With ``--profile
+FILE`` the server runs under cProfile and writes its statistics to FILE when it stops (read them
+with ``python -m pstats FILE``; cProfile sees only the main thread).
+
+With ``--against DIR`` a second server runs the ``emulator`` package of DIR (another checkout of
+the project, such as the commit before a change: ``git archive COMMIT emulator | tar -x -C DIR``)
+beside this tree's, and both are measured in turns, ``--rounds`` times (default 10): each one's
+figures, as above, under the same load. A tree from before the echo route is sent the other
+server's raw POST (said in the output).
 
 With ``--compare-commit`` it compares the two orders of answering and committing, in the same
 run: two ``botemu serve`` processes side by side, one as it is (the transcript is written behind:
@@ -15,26 +47,15 @@ the 200 goes out before the exchange's events are committed) and one with
 ``--rounds`` times so that both see the same load; it prints each one's activities per second
 and the median of the paired ratios (docs/transcripts.md, "Durability").
 
-With ``--rounds N`` (no ``--compare-commit``) activities and raw round trips are measured N
-times in turns and the ratio is the median of the N paired ratios (steadier on a shared machine
-than one pair). With ``--profile FILE`` the server runs under cProfile and writes its statistics
-to FILE when it stops (read them with ``python -m pstats FILE``). Each measurement also prints
-the CPU time the server's main thread (the event loop) spent per request, read from ``/proc``
-(Linux): it depends much less than requests per second on what else the machine is doing.
-
-With ``--against DIR`` a second server runs the ``emulator`` package of DIR (another checkout of
-the project, such as the commit before a change: ``git archive COMMIT emulator | tar -x -C DIR``)
-beside this tree's, and both are measured in turns, ``--rounds`` times (default 10): each one's
-median ratio and main-thread CPU per request, under the same load.
-
 Asserts nothing about time. Run: ``python benchmarks/connector.py [--requests 2000]
-[--rounds N] [--profile FILE] [--compare-commit [--rounds 10]] [--against DIR]``.
+[--rounds N] [--profile FILE] [--against DIR] [--compare-commit [--rounds 10]]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -42,14 +63,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 
 APP_ID = "11111111-2222-3333-4444-555555555555"
 PASSWORD = "bench-secret"
+ENV_ECHO = "BOTEMU_BENCH_ECHO"
+"""Set on every server the benchmark starts: the raw POST's route (emulator/connector/echo.py)."""
+ECHO_PREFIX = "/_bench"
 One = Callable[[aiohttp.ClientSession], Awaitable[None]]
+KINDS = ("activity", "raw POST", "GET health")
 
 
 def free_port() -> int:
@@ -59,27 +85,33 @@ def free_port() -> int:
         return port
 
 
-def main_thread_cpu(pid: int | None) -> float | None:
-    """Seconds of CPU the main thread of process ``pid`` has used (user + system), from
-    ``/proc/PID/task/PID/stat``; None where there is no such file."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError, TypeError):
-        return None
+def _ticks(path: str) -> float:
+    with open(path, encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-CPU: dict[str, list[float]] = {}
-"""Microseconds of the server's main-thread CPU per request, by what was measured."""
+def server_cpu(pid: int | None) -> tuple[float, float] | None:
+    """Seconds of CPU (user + system) the process ``pid`` has used: (its main thread, the whole
+    process), from ``/proc/PID/task/PID/stat`` and ``/proc/PID/stat``; None where there are no
+    such files. The main thread runs the event loop; the others are the transcript's writer."""
+    try:
+        return _ticks(f"/proc/{pid}/task/{pid}/stat"), _ticks(f"/proc/{pid}/stat")
+    except (OSError, IndexError, TypeError):
+        return None
 
 
-async def rate(requests: int, concurrency: int, one: Callable[[aiohttp.ClientSession], Awaitable[None]],
-               http: aiohttp.ClientSession, *, server: int | None = None,
-               label: str = "") -> float:  # fmt: skip
+CPU: dict[str, dict[str, list[float]]] = {}
+"""Microseconds of CPU per request, by what was measured: the server's main thread ("main"), its
+other threads ("other") and this client process ("client")."""
+
+
+async def rate(requests: int, concurrency: int, one: One, http: aiohttp.ClientSession, *,
+               server: int | None = None, label: str = "") -> float:  # fmt: skip
     """Requests per second for ``requests`` calls of ``one``, ``concurrency`` at a time; with
-    ``server`` (its pid), its main thread's CPU per request goes into ``CPU[label]``."""
-    before = main_thread_cpu(server)
+    ``server`` (its pid), the CPU per request of its threads and of this client go into
+    ``CPU[label]``."""
+    before, client = server_cpu(server), time.process_time()
     left = [requests]
 
     async def worker() -> None:
@@ -90,15 +122,40 @@ async def rate(requests: int, concurrency: int, one: Callable[[aiohttp.ClientSes
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.perf_counter() - started
-    after = main_thread_cpu(server)
+    after, client = server_cpu(server), time.process_time() - client
     if before is not None and after is not None:
-        CPU.setdefault(label, []).append((after - before) / requests * 1e6)
+        main, whole = after[0] - before[0], after[1] - before[1]
+        figures = {"main": main, "other": whole - main, "client": client}
+        for name, seconds in figures.items():
+            CPU.setdefault(label, {}).setdefault(name, []).append(seconds / requests * 1e6)
     return requests / elapsed
 
 
-async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
-    """Wait for the server, then (a token request, a connector activity) as request functions:
-    the activity is a message sent into a new conversation with a token from the endpoint."""
+@dataclass
+class Kit:
+    """The requests of one server: a token request, a connector activity, the raw POST of the
+    same request (None when the server has no echo route: a tree from before it), and the
+    health check."""
+
+    token: One
+    activity: One
+    post: One | None
+    health: One
+
+
+def _poster(url: str, body: bytes, headers: dict[str, str]) -> One:
+    async def post(h: aiohttp.ClientSession) -> None:
+        async with h.post(url, data=body, headers=headers) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
+    return post
+
+
+async def prepare(base: str, http: aiohttp.ClientSession) -> Kit:
+    """Wait for the server, then its requests (``Kit``). The activity is a message sent into a
+    new conversation with a token from the endpoint, as bytes encoded once; the raw POST sends
+    the same bytes with the same headers to the echo route, on a path of the same length."""
     for _ in range(100):
         try:
             async with http.get(f"{base}/_botemu/health") as r:
@@ -123,64 +180,98 @@ async def prepare(base: str, http: aiohttp.ClientSession) -> tuple[One, One]:
     }) as r:  # fmt: skip
         assert r.status in (200, 201), await r.text()
         conversation = (await r.json())["id"]
-    url = f"{base}/v3/conversations/{conversation}/activities"
     message = {"type": "message", "text": "benchmark message", "from": {"id": APP_ID}}
+    body = json.dumps(message).encode()  # the bytes json=message sends
+    headers = {**auth, "Content-Type": "application/json"}
+    # the echo's path as long as the activity's: its prefix is 4 characters longer than /v3,
+    # the conversation's id 4 shorter (the echo does not look at it)
+    shorter = conversation[len(ECHO_PREFIX) - len("/v3") :]
+    echo = f"{base}{ECHO_PREFIX}/conversations/{shorter}/activities"
+    async with http.post(echo, data=body, headers=headers) as r:
+        has_echo = r.status == 200
+    activity = _poster(f"{base}/v3/conversations/{conversation}/activities", body, headers)
+    post = _poster(echo, body, headers) if has_echo else None
+    return Kit(token, activity, post, _getter(f"{base}/_botemu/health"))
 
-    async def activity(h: aiohttp.ClientSession) -> None:
-        async with h.post(url, json=message, headers=auth) as r:
-            assert r.status in (200, 201), await r.text()
+
+def _getter(url: str) -> One:
+    async def get(h: aiohttp.ClientSession) -> None:
+        async with h.get(url) as r:
             await r.read()
 
-    return token, activity
+    return get
+
+
+Server = tuple[int | None, Kit]
+"""A server's pid and its requests."""
+Rates = dict[str, dict[str, list[float]]]
+"""Requests per second of each round, by server name, then by kind (``KINDS``)."""
+
+
+async def in_turns(servers: Mapping[str, Server], requests: int, concurrency: int, rounds: int,
+                   http: aiohttp.ClientSession) -> Rates:  # fmt: skip
+    """Each server's activities, raw POSTs and health checks, ``rounds`` times, in turns: the
+    servers alternate, and the kinds rotate, from one round to the next, so that each sees the
+    load the others see. A server without the echo route is sent the first other one's raw
+    POST (its CPU figures are then that server's)."""
+    posts = [(pid, kit.post) for pid, kit in servers.values() if kit.post is not None]
+    kinds: dict[str, dict[str, tuple[int | None, One]]] = {}
+    for name, (pid, kit) in servers.items():
+        post = (pid, kit.post) if kit.post is not None else posts[0]
+        kinds[name] = {"activity": (pid, kit.activity), "raw POST": post,
+                       "GET health": (pid, kit.health)}  # fmt: skip
+        for _, one in kinds[name].values():
+            await rate(200, concurrency, one, http)  # warm up
+    rates: Rates = {name: {kind: [] for kind in KINDS} for name in servers}
+    names = list(servers)
+    for n in range(rounds):
+        for name in names if n % 2 == 0 else names[::-1]:
+            for kind in KINDS[n % 3 :] + KINDS[: n % 3]:
+                pid, one = kinds[name][kind]
+                label = f"{name} {kind}"
+                figure = await rate(requests, concurrency, one, http, server=pid, label=label)
+                rates[name][kind].append(figure)
+    return rates
+
+
+def report(name: str, rates: dict[str, list[float]], *, borrowed: bool = False) -> None:
+    """One server's figures: rates and CPU per request by kind, then the two ratios (the median
+    of the paired ratios: each round's activities over the same round's baseline)."""
+    rounds = len(rates["activity"])
+    print(f"  {name}:")
+    for n in range(rounds) if rounds > 1 else ():
+        each = ", ".join(f"{kind} {rates[kind][n]:6.0f}/s" for kind in KINDS)
+        print(f"    round {n + 1:2}: {each}")
+    for kind in KINDS:
+        cpu = {k: statistics.median(v) for k, v in CPU.get(f"{name} {kind}", {}).items()}
+        where = "(no /proc)"
+        if cpu:
+            where = (f"server main thread {cpu['main']:4.0f} µs, other threads "
+                     f"{cpu['other']:3.0f} µs, client {cpu['client']:4.0f} µs")  # fmt: skip
+        print(f"    {kind:<11} {statistics.median(rates[kind]):7.0f}/s   CPU per request: {where}")
+    for kind, what in (("raw POST", "raw POST of the same request (the figure)"),
+                       ("GET health", "raw GET /_botemu/health (the old baseline)")):  # fmt: skip
+        ratios = [a / b for a, b in zip(rates["activity"], rates[kind], strict=True)]
+        print(f"    ratio activities / {what}: {statistics.median(ratios):.2f}"
+              f" (median of {rounds}; min {min(ratios):.2f}, max {max(ratios):.2f})")  # fmt: skip
+    if borrowed:
+        print("    (this tree has no echo route: its raw POST is the other server's)")
 
 
 async def measure(base: str, requests: int, concurrency: int, rounds: int = 1,
                   server: int | None = None) -> None:  # fmt: skip
-    """With ``rounds`` > 1, activities and raw round trips are measured ``rounds`` times in turns
-    (the first of each round alternates) and the ratio printed is the median of the paired
-    ratios: on a shared machine the load changes between two measurements, less within a pair."""
+    """Tokens per second, then activities, raw POSTs and health checks in turns (``in_turns``)."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
-        token, activity = await prepare(base, http)
-
-        async def raw(h: aiohttp.ClientSession) -> None:
-            async with h.get(f"{base}/_botemu/health") as r:
-                await r.read()
-
-        await rate(200, concurrency, activity, http)  # warm up
-        await rate(200, concurrency, raw, http)
-        tokens = await rate(max(100, requests // 4), concurrency, token, http)
-        pairs: list[tuple[float, float]] = []
-        for n in range(rounds):
-            if n % 2 == 0:
-                activities = await rate(requests, concurrency, activity, http, server=server,
-                                        label="activity")  # fmt: skip
-                baseline = await rate(requests, concurrency, raw, http, server=server, label="raw")
-            else:
-                baseline = await rate(requests, concurrency, raw, http, server=server, label="raw")
-                activities = await rate(requests, concurrency, activity, http, server=server,
-                                        label="activity")  # fmt: skip
-            pairs.append((activities, baseline))
-    print(f"botemu connector benchmark (concurrency {concurrency})")
-    print(f"  tokens issued per second:         {tokens:8.1f}")
-    if CPU.get("activity") and CPU.get("raw"):
-        print(f"  server main-thread CPU / request:  activity {statistics.median(CPU['activity']):.0f} µs, "
-              f"raw {statistics.median(CPU['raw']):.0f} µs (median of {rounds}; from /proc)")  # fmt: skip
-    if rounds > 1:
-        ratios = [a / b for a, b in pairs]
-        print(
-            f"  {rounds} rounds of {requests} requests each, in turns (activities/s, raw/s, ratio):"
-        )
-        print("   " + "  ".join(f"{a:.0f}/{b:.0f}={a / b:.2f}" for a, b in pairs))
-        activities = statistics.median(a for a, _ in pairs)
-        baseline = statistics.median(b for _, b in pairs)
-        print(f"  connector activities per second:  {activities:8.1f}  (median)")
-        print(f"  raw aiohttp round trips / second: {baseline:8.1f}  (median)")
-        print(f"  ratio activities / raw:           {statistics.median(ratios):8.2f}  "
-              f"(median of the paired ratios; min {min(ratios):.2f}, max {max(ratios):.2f})")  # fmt: skip
-        return
-    print(f"  connector activities per second:  {activities:8.1f}")
-    print(f"  raw aiohttp round trips / second: {baseline:8.1f}")
-    print(f"  ratio activities / raw:           {activities / baseline:8.2f}")
+        kit = await prepare(base, http)
+        if kit.post is None:
+            raise SystemExit(f"the server has no echo route ({ENV_ECHO}=1 was not honoured)")
+        await rate(200, concurrency, kit.token, http)  # warm up
+        tokens = await rate(max(100, requests // 4), concurrency, kit.token, http)
+        rates = await in_turns({"server": (server, kit)}, requests, concurrency, rounds, http)
+    print(f"botemu connector benchmark (concurrency {concurrency}, {rounds} rounds of {requests} "
+          "requests of each kind, in turns; medians; CPU from /proc and the client's own)")  # fmt: skip
+    print(f"  tokens issued per second: {tokens:.0f}")
+    report("server", rates["server"])
 
 
 async def compare(bases: dict[bool, str], requests: int, concurrency: int, rounds: int
@@ -189,7 +280,7 @@ async def compare(bases: dict[bool, str], requests: int, concurrency: int, round
     (the first of each round alternates), so that both see the same load on the machine."""
     figures: dict[bool, list[float]] = {False: [], True: []}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
-        activities = {key: (await prepare(base, http))[1] for key, base in bases.items()}
+        activities = {key: (await prepare(base, http)).activity for key, base in bases.items()}
         for key in bases:
             await rate(200, concurrency, activities[key], http)  # warm up
         for n in range(rounds):
@@ -206,6 +297,7 @@ def start_server(tmp: Path, *, commit_first: bool, profile: Path | None = None,
     ``tree``, the ``emulator`` package of that directory (run from it, first on the path)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "BOTEMU_WRITE_BEHIND"}
+    env[ENV_ECHO] = "1"
     if commit_first:
         env["BOTEMU_WRITE_BEHIND"] = "0"
     if tree is not None:
@@ -224,53 +316,16 @@ def start_server(tmp: Path, *, commit_first: bool, profile: Path | None = None,
 
 async def against(servers: dict[str, tuple[int, str]], requests: int, concurrency: int,
                   rounds: int) -> None:  # fmt: skip
-    """Two servers (name: (pid, base)) measured in turns, ``rounds`` times, activities then raw
-    round trips on each: each one's ratios and main-thread CPU per request."""
-    ratios: dict[str, list[float]] = {name: [] for name in servers}
+    """Two servers (name: (pid, base address)) measured in turns (``in_turns``)."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as http:
-        kinds = {
-            name: (pid, await prepare(base, http), base) for name, (pid, base) in servers.items()
+        kits: dict[str, Server] = {
+            name: (pid, await prepare(base, http)) for name, (pid, base) in servers.items()
         }
-        for _, (_, activity), base in kinds.values():
-            await rate(200, concurrency, activity, http)  # warm up
-            await rate(200, concurrency, raw_round_trip(base), http)
-        for n in range(rounds):
-            for name in list(servers) if n % 2 == 0 else list(reversed(servers)):
-                pid, (_, activity), base = kinds[name]
-                a = await rate(
-                    requests, concurrency, activity, http, server=pid, label=f"{name} activity"
-                )
-                b = await rate(
-                    requests,
-                    concurrency,
-                    raw_round_trip(base),
-                    http,
-                    server=pid,
-                    label=f"{name} raw",
-                )
-                ratios[name].append(a / b)
-    print(f"botemu connector, two servers in turns ({rounds} rounds of {requests} requests each)")
-    for name, values in ratios.items():
-        cpu = {
-            kind: statistics.median(CPU.get(f"{name} {kind}") or [0.0])
-            for kind in ("activity", "raw")
-        }
-        print(
-            f"  {name}: ratio {statistics.median(values):.2f} (median; "
-            + " ".join(f"{v:.2f}" for v in values)
-            + f"); main-thread CPU per activity "
-            f"{cpu['activity']:.0f} µs, per raw round trip {cpu['raw']:.0f} µs (medians)"
-        )
-
-
-def raw_round_trip(base: str) -> One:
-    """The baseline request: ``GET /_botemu/health``, its body read."""
-
-    async def raw(h: aiohttp.ClientSession) -> None:
-        async with h.get(f"{base}/_botemu/health") as r:
-            await r.read()
-
-    return raw
+        rates = await in_turns(kits, requests, concurrency, rounds, http)
+    print(f"botemu connector, two servers in turns (concurrency {concurrency}, {rounds} rounds of "
+          f"{requests} requests of each kind; medians)")  # fmt: skip
+    for name, (_, kit) in kits.items():
+        report(name, rates[name], borrowed=kit.post is None)
 
 
 def main() -> None:

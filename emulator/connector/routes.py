@@ -19,6 +19,7 @@ import logging
 from aiohttp import web
 
 from emulator.connector.auth import Verifier
+from emulator.connector.echo import echo_enabled, echo_routes
 from emulator.connector.errors import (
     ConnectorError,
     MethodNotAllowed,
@@ -200,7 +201,7 @@ def setup_connector(
 ) -> None:
     """Mount the connector in ``app`` (before it starts): state, verifier, limits, the
     anonymous bots, the transcript recorder when a store is given, the routes and the
-    middleware."""
+    middleware; with ``BOTEMU_BENCH_ECHO=1`` set, the benchmark's raw POST too (``echo.py``)."""
     app[CONNECTOR] = state
     app[VERIFIER] = verifier
     app[LIMITS] = limits or ConnectorLimits()
@@ -208,6 +209,8 @@ def setup_connector(
     if store is not None:
         app[RECORDER] = ConnectorRecorder(store, state, app[ANONYMOUS])
     app.router.add_routes(connector_routes())
+    if echo_enabled():
+        app.router.add_routes(echo_routes())
     app.middlewares.append(connector_errors)
 
 
