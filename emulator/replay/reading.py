@@ -86,6 +86,11 @@ class Recorded:
     """Seconds of each prompt file the platform fetched, by URI."""
     media_failures: dict[str, str] = field(default_factory=dict)
     """Why each prompt file the platform could not use failed (its ``CALL-MEDIA-*`` finding)."""
+    prompt_timing: str = "estimate"
+    """How long its text prompts played: ``estimate`` (a transcript that does not say), or
+    ``speech``, as long as their synthesized audio (``call.start``'s ``prompt_timing``)."""
+    speech_engine: str | None = None
+    """What synthesized them with prompt timing ``speech`` (its note's ``engine``)."""
 
     @property
     def actions(self) -> list[ActionRow]:
@@ -116,12 +121,9 @@ def read_call(summary: CallSummary, events: Sequence[StoredEvent]) -> Recorded:
             ok = isinstance(status, int) and 200 <= status < 300 and isinstance(body, str)
             answer = body if ok and isinstance(body, str) else None
         elif kind == EventKind.NOTE:
-            note = _text(p.get("summary")) or ""
-            if note.startswith("Workflow ["):
-                call.ran.append(_json(answer))
-                answer = None
-            elif note.startswith("faults:") and isinstance(p.get("faults"), dict):
-                call.faults = p["faults"]  # type: ignore[assignment]
+            answer = _note(call, p, answer)
+        elif kind == EventKind.CALL_START and p.get("prompt_timing") == "speech":
+            call.prompt_timing = "speech"
         elif kind == EventKind.HTTP_REQUEST:
             _posted(call, event, messages)
         elif kind == EventKind.FINDING:
@@ -129,6 +131,20 @@ def read_call(summary: CallSummary, events: Sequence[StoredEvent]) -> Recorded:
         elif kind == EventKind.CALL_END and call.end_reason is None:
             call.end_reason = _text(p.get("reason"))
     return call
+
+
+def _note(call: Recorded, p: JSONObject, answer: str | None) -> str | None:
+    """Read a note: a Workflow that ran (the answer it came in: None from now on), the faults,
+    or what timed the prompts; the bot's last answer, still waiting for its Workflow."""
+    note = _text(p.get("summary")) or ""
+    if note.startswith("Workflow ["):
+        call.ran.append(_json(answer))
+        return None
+    if note.startswith("faults:") and isinstance(p.get("faults"), dict):
+        call.faults = p["faults"]  # type: ignore[assignment]
+    elif p.get("prompt_timing") == "speech" and call.speech_engine is None:
+        call.speech_engine = _text(p.get("engine"))
+    return answer
 
 
 def _finding(call: Recorded, p: JSONObject) -> None:

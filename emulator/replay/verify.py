@@ -8,19 +8,34 @@ hold, or one botemu cannot read, leaves the call unchecked. Platform faults do n
 Workflow does to the caller (a failed or duplicated callback runs the Workflow of the answer the
 platform used, a refused Workflow does not run, a dropped callback ends the call, a slow
 caller's silences are in the transcript), so a call placed with faults is checked too.
+
+The engine times the prompts as the call did: a call placed with prompt timing ``speech`` (its
+``call.start`` says so) played each text prompt as long as its synthesized audio, so each
+Workflow's text prompts are measured again by the code the call measured them with
+(``PromptSpeech.measure``: an utterance synthesized before in the process is looked up, the
+others are synthesized) and given to the engine (``EngineConfig.spoken``). When this process
+speaks with another synthesizer than the call did (eSpeak NG missing, another version), the
+lengths would differ and the call is left unchecked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
+from emulator.audio.shared import engine_name
 from emulator.calling.caller import CallerScript, Step
-from emulator.calling.calllog import transcript_rows
+from emulator.calling.calllog import CallLog, transcript_rows
+from emulator.calling.effects import Compute, Effect, run_blocking
 from emulator.calling.engine import CallProgress, EngineConfig, Media, run_workflow
 from emulator.calling.events import Event
+from emulator.calling.model import Workflow
+from emulator.calling.prompt_files import PromptSpeech
+from emulator.calling.speech import SpokenKey
 from emulator.calling.wire import read_workflow
 from emulator.errors import WireError
-from emulator.jsonutil import JSONObject
+from emulator.jsonutil import JSON, JSONObject
 from emulator.replay.reading import ActionRow, CallerAct, Recorded, caller_act
 
 TOLERANCE = 1e-4
@@ -53,6 +68,11 @@ def unchecked(call: Recorded) -> str | None:
                     and h.file_uri not in known), None)  # fmt: skip
     if unknown is not None:
         return f"the length of the prompt file {unknown} is not in the transcript (fetched before)"
+    if call.prompt_timing == "speech" and call.speech_engine is not None:
+        here = engine_name()
+        if here != call.speech_engine:
+            return (f"the call's text prompts were as long as {call.speech_engine} speaks them, "
+                    f"and this botemu speaks with {here}")  # fmt: skip
     return None
 
 
@@ -60,6 +80,7 @@ def _run(call: Recorded, script: CallerScript) -> list[Event] | None:
     media = {uri: Media(seconds) for uri, seconds in call.media.items()}
     media |= {uri: Media(failure=why) for uri, why in call.media_failures.items()}
     config = EngineConfig(max_workflows=MAX_WORKFLOWS, media=media)
+    speech = PromptSpeech(CallLog(_Unkept(), "", None)) if call.prompt_timing == "speech" else None
     progress = CallProgress()
     events: list[Event] = []
     for doc in call.ran:
@@ -67,12 +88,45 @@ def _run(call: Recorded, script: CallerScript) -> list[Event] | None:
             workflow = read_workflow(doc)
         except (WireError, RecursionError):
             return None
+        if speech is not None:  # as ``CallSession.execute`` times them
+            config = replace(config, spoken=_spoken(speech, workflow))
         run = run_workflow(workflow, script, progress, config)
         events += run.events
         progress = run.progress
         if progress.ended is not None:
             break
     return events
+
+
+def _spoken(speech: PromptSpeech, workflow: Workflow) -> dict[SpokenKey, float]:
+    """The synthesized length of each text prompt of ``workflow``, measured here and now."""
+    return run_blocking(speech.measure(workflow), _compute)
+
+
+def _compute(effect: Effect) -> Any:
+    if not isinstance(effect, Compute):
+        raise TypeError(f"measuring prompts asked for {type(effect).__name__}, not Compute")
+    return effect()
+
+
+class _Unkept:
+    """A ``CallStore`` that keeps nothing: the note measuring writes belongs to a call, and
+    checking a reconstruction places none."""
+
+    def start(self, *, bot: str, kind: str = "call", call_id: str | None = None,
+              caller: str | None = None, chain_id: str | None = None,
+              scenario: str | None = None) -> str:  # fmt: skip
+        return call_id or ""
+
+    def append(self, call_id: str, kind: str, payload: dict[str, JSON], *,
+               vtime: float | None = None, blob: bytes | None = None) -> int:  # fmt: skip
+        return 0
+
+    def count_workflow(self, call_id: str) -> None:
+        return None
+
+    def finish(self, call_id: str, *, reason: str, passed: bool | None = None) -> None:
+        return None
 
 
 def _difference(want: Sequence[CallerAct], got: Sequence[CallerAct]) -> str | None:

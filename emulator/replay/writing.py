@@ -178,7 +178,8 @@ _CALLBACK_FAULTS = (
 def platform_lines(call: Recorded) -> list[str]:
     """The platform faults the call was placed with, as ``faults:`` (not ``slow_caller``: the
     silences it added are in the caller's steps), and ``platform: {legacy_validation_outcome:
-    true}`` when the call posted the SDKs' spelling of the validation outcome."""
+    true}`` when the call posted the SDKs' spelling of the validation outcome, with
+    ``prompt_timing: speech`` when the call timed its text prompts by their synthesized audio."""
     lines: list[str] = []
     faults = call.faults or {}
     for name, key in _CALLBACK_FAULTS:
@@ -194,4 +195,7 @@ def platform_lines(call: Recorded) -> list[str]:
         isinstance(kind := member(o, "type"), str) and kind.lower() == "worfklowvalidationoutcome"
         for _, o in call.outcomes
     )
-    return [*out, "platform: {legacy_validation_outcome: true}"] if legacy else out
+    platform = [("legacy_validation_outcome", "true")] if legacy else []
+    if call.prompt_timing == "speech":
+        platform.append(("prompt_timing", "speech"))
+    return [*out, f"platform: {flow(platform)}"] if platform else out
