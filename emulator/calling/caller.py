@@ -99,6 +99,17 @@ class At:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class Released:
+    """A live caller let go of the microphone: the talk it opened when it began to hold (a
+    ``Talk`` of ``live.MAX_TALK``) lasts until now, and sounds as ``sound`` (16-bit little-endian
+    mono PCM at ``rate``, as the page captured it). Never a caller step: the live session turns
+    it into the talk's real length (``CallSession.play_live``)."""
+
+    sound: bytes
+    rate: int
+
+
 Step = Listen | Press | Say | Silence | Talk | HangUp | At
 
 STEP_NAMES = ("listen", "press", "say", "silence", "talk", "hangup")

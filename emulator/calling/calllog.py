@@ -19,6 +19,7 @@ from emulator.calling.events import (
     CallerSpoke,
     Event,
     StateChanged,
+    TimerSet,
 )
 from emulator.findings import Finding, Rule, Severity
 from emulator.jsonutil import JSON, JSONObject
@@ -88,10 +89,18 @@ class CallLog:
                 })  # fmt: skip
 
 
-def transcript_rows(events: Sequence[Event]) -> Iterator[tuple[float, str, JSONObject]]:
+LIVE_TIMER = "live.timer"
+"""The kind of a live call's timer rows (``transcript_rows(timers=True)``): told to the live
+caller's page, never recorded."""
+
+
+def transcript_rows(
+    events: Sequence[Event], *, timers: bool = False
+) -> Iterator[tuple[float, str, JSONObject]]:
     """(time, kind, payload) of the transcript row of each engine event, in order: one "action"
     row per action, written at its end; one row per run of keys pressed; no row for the end of
-    the call (the session records it, with its final reason)."""
+    the call (the session records it, with its final reason). A timer (``TimerSet``) has a row
+    of kind ``LIVE_TIMER`` with ``timers`` (a live call), none otherwise."""
     started: dict[str, float] = {}
     index = 0
     while index < len(events):
@@ -99,15 +108,24 @@ def transcript_rows(events: Sequence[Event]) -> Iterator[tuple[float, str, JSONO
         index += 1
         if isinstance(event, CallEnded):
             continue
+        if isinstance(event, TimerSet):
+            if timers:
+                yield event.at, LIVE_TIMER, event.to_json()
+            continue
         if isinstance(event, ActionStarted):
             started[event.operation_id] = event.at
             continue
         if isinstance(event, CallerPressed):  # one row per run of keys: "pressed 1234#"
-            keys = [event]
-            while index < len(events) and isinstance(events[index], CallerPressed):
-                keys.append(events[index])  # type: ignore[arg-type]
+            keys, timer = [event], None
+            while index < len(events) and isinstance(events[index], CallerPressed | TimerSet):
+                if isinstance(events[index], CallerPressed):
+                    keys.append(events[index])  # type: ignore[arg-type]
+                else:  # the timer each key set: the last one stands after the run
+                    timer = events[index]
                 index += 1
             yield keys[-1].at, EventKind.CALLER, _pressed(keys)
+            if timers and timer is not None:
+                yield timer.at, LIVE_TIMER, timer.to_json()
             continue
         payload = event.to_json()
         payload["summary"] = event.describe()

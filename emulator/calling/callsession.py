@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from emulator.calling import exchange_rules as X
-from emulator.calling.caller import At, Step, describe
-from emulator.calling.calllog import CallLog, CallStore, Listener, transcript_rows
+from emulator.calling.caller import At, Released, Step, Talk, describe
+from emulator.calling.calllog import LIVE_TIMER, CallLog, CallStore, Listener, transcript_rows
 from emulator.calling.delivery import Deliverer, Delivery
 from emulator.calling.effects import Heard, Listen, Steps, Wait
 from emulator.calling.engine import (
@@ -31,8 +31,9 @@ from emulator.calling.engine import (
     reject_workflow,
     run_workflow,
 )
-from emulator.calling.events import EndReason
+from emulator.calling.events import CallerSpoke, EndReason
 from emulator.calling.faults import Injector
+from emulator.calling.live import OPEN_TALK
 from emulator.calling.judging import (
     Judged,
     forced_refusal,
@@ -50,6 +51,7 @@ from emulator.calling.posting import Poster
 from emulator.calling.prompt_files import PromptFiles, PromptSpeech, listen_phrases
 from emulator.calling.rules import RuleContext, first_operation_id
 from emulator.calling.settings import CallReport, CallSettings
+from emulator.calling.speech import Sound
 from emulator.calling.wire import encode
 from emulator.findings import Finding, Severity
 from emulator.ids import new_id
@@ -122,7 +124,8 @@ class CallSession(CallLog):
     def run(self) -> Steps[CallReport]:
         """The whole call: place it, then loop until it ends. The driver keeps the wall-clock
         deadline (``deadline_passed``) and says when the run is abandoned (``cancelled``)."""
-        placed = conversation(self.call_id, self.rng.getrandbits(32), self.settings.app_id)
+        placed = conversation(self.call_id, self.rng.getrandbits(32), self.settings.app_id,
+                              self.settings.caller_id)
         self.start(placed)
         reason = yield from self.loop(placed)
         return self.finish(reason)
@@ -349,7 +352,7 @@ class CallSession(CallLog):
 
     def rows(self, run: WorkflowRun) -> Iterator[tuple[float, str, JSONObject]]:
         """The run's transcript rows; a file prompt's carries what recognition heard in it."""
-        for at, kind, payload in transcript_rows(run.events):
+        for at, kind, payload in transcript_rows(run.events, timers=self.settings.live):
             uri = payload.get("file_uri") if payload.get("kind") == "prompt played" else None
             known = self.prompt_files.cache.get(uri) if isinstance(uri, str) else None
             if known is not None and known.text is not None:
@@ -373,7 +376,7 @@ class CallSession(CallLog):
         self.note_workflow(workflow)
         played = 0
         while True:
-            heard: Step | None = None
+            heard: Step | Released | None = None
             for at, kind, payload in list(self.rows(run))[played:]:
                 heard = yield from self.play_row(at, kind, payload)
                 if heard is not None:
@@ -383,16 +386,42 @@ class CallSession(CallLog):
                 heard = yield from self.listen(run.progress.now)
                 if heard is None:
                     return run
-            steps = (*self.caller.steps, At(self.vtime), heard)
+            if isinstance(heard, Released):
+                steps = self.released(heard, run)
+            else:
+                steps = (*self.caller.steps, At(self.vtime), heard)
             self.caller = replace(self.caller, steps=steps)
             run = run_workflow(workflow, self.caller, self.progress, config)
 
-    def play_row(self, at: float, kind: str, payload: JSONObject) -> Steps[Step | None]:
+    def released(self, released: Released, run: WorkflowRun) -> tuple[Step, ...]:
+        """The caller's steps with the talk its hold opened ending now, and the microphone's
+        audio kept (``Poster.clips``) for the recording that holds the talk."""
+        steps = list(self.caller.steps)
+        index = next((i for i in range(len(steps) - 1, 0, -1) if steps[i] == Talk(OPEN_TALK)
+                      and isinstance(steps[i - 1], At)), None)  # fmt: skip
+        if index is None:
+            return tuple(steps)
+        held = steps[index - 1]
+        assert isinstance(held, At)
+        began = next((e.at for e in run.events if isinstance(e, CallerSpoke) and e.text is None
+                      and e.at >= held.at - 1e-9), held.at)  # fmt: skip
+        steps[index] = Talk(max(0.01, self.vtime - began))
+        skip = (began - held.at) * (self.settings.pace or 1.0)  # real seconds held before
+        self.poster.keep(began, Sound(released.sound, released.rate, skip))
+        return tuple(steps)
+
+    def play_row(
+        self, at: float, kind: str, payload: JSONObject
+    ) -> Steps[Step | Released | None]:
         """Record one row when its time comes (a prompt's when it ends), unless the live caller
         acts first: then its act, and the row is left unrecorded."""
         heard = yield from self.listen(at)
         if heard is not None:
             return heard
+        if kind == LIVE_TIMER:  # told to the page, not recorded
+            if self.listener is not None:
+                self.listener(kind, payload, at)
+            return None
         end = payload.get("end") if payload.get("kind") == "prompt played" else None
         if isinstance(end, int | float) and end > at:
             if self.listener is not None:
@@ -405,7 +434,7 @@ class CallSession(CallLog):
         self.vtime = now
         return None
 
-    def listen(self, to: float) -> Steps[Step | None]:
+    def listen(self, to: float) -> Steps[Step | Released | None]:
         """Let virtual time run to ``to`` in real time at the call's pace, unless the live
         caller acts first: its act, virtual time then standing at that moment."""
         if to <= self.vtime:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from emulator.calling.caller import Step
+    from emulator.calling.caller import Released, Step
 
 T = TypeVar("T")
 
@@ -62,9 +62,10 @@ class Listen:
 
 @dataclass(frozen=True, slots=True)
 class Heard:
-    """A live caller's act (a caller step), and how many seconds into the wait it came."""
+    """A live caller's act (a caller step, or the end of a hold), and how many seconds into
+    the wait it came."""
 
-    step: Step
+    step: Step | Released
     after: float
 
 

@@ -124,6 +124,23 @@ class BeepPlayed(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TimerSet(Event):
+    """An input action's timer, from ``at``: unless the caller acts first, the action completes
+    at ``deadline`` for ``reason`` (a completion reason's wire value); ``limit`` is where a
+    record ends at its maximum duration. Set when the action starts listening and again when
+    the caller's input moves it. A live caller's page counts it down; no transcript row."""
+
+    kind: ClassVar[str] = "timer set"
+    operation_id: str
+    deadline: float
+    reason: str
+    limit: float | None = None
+
+    def describe(self) -> str:
+        return f"{self.operation_id}: {self.reason} at {self.deadline:.2f}s"
+
+
+@dataclass(frozen=True, slots=True)
 class CallerPressed(Event):
     kind: ClassVar[str] = "caller pressed"
     key: str

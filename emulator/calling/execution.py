@@ -20,6 +20,7 @@ from emulator.calling.events import (
     PromptPlayed,
     RecordingMade,
     StateChanged,
+    TimerSet,
 )
 from emulator.calling.model import (
     Action,
@@ -257,6 +258,8 @@ class Execution:
             machine = timelines.recognize_machine(action, prompt_end)
         if self.p.hangup_at is not None:
             steps = ()
+        opened = window if isinstance(action, Record) else prompt_end
+        timer = timelines.timer(machine, opened)  # the timers run from here
         turn = timelines.drive(machine, steps, cursor, window, self.p.hangup_at)
         if action.play_prompt is not None:
             stop_at = turn.barge_in_at if turn.barge_in_at is not None else None
@@ -273,7 +276,7 @@ class Execution:
         ):
             if turn.hung_up_at is None or turn.hung_up_at > prompt_end:
                 self.events.append(BeepPlayed(prompt_end, action.operation_id))
-        self.events.extend(turn.events)
+        self.events.extend(_with_timer(turn, timer))
         if scripted:  # a rule's steps that the turn did not reach are dropped
             self.p.cursor = turn.cursor
         self.p.now, self.p.hangup_at = turn.done.at, turn.hangup_at
@@ -282,6 +285,16 @@ class Execution:
             self.recording = turn.done.recording
         self.hung_up_at = turn.hung_up_at
         return turn.done.outcome
+
+
+def _with_timer(turn: timelines.Turn, timer: TimerSet) -> list[Event]:
+    """The turn's events with the timer as it was set when the action began to listen, in
+    time order; without it when the caller's input came first or the action ended before."""
+    opened = timer.at
+    if turn.done.at <= opened or (turn.barge_in_at is not None and turn.barge_in_at < opened):
+        return turn.events
+    index = next((i for i, e in enumerate(turn.events) if e.at >= opened), len(turn.events))
+    return [*turn.events[:index], timer, *turn.events[index:]]
 
 
 def _text(prompt: PlayPrompt, media: Mapping[str, Media]) -> str:

@@ -52,7 +52,7 @@ from emulator.audio.shared import shared_synthesizer
 from emulator.audio.synth import Speech, Synthesizer
 from emulator.audio.tones import talk
 from emulator.calling.model import RecordingFormat
-from emulator.calling.speech import spoken_words
+from emulator.calling.speech import captured, spoken_words
 from emulator.errors import BotemuError
 
 CONTENT_TYPES: Final[Mapping[RecordingFormat, str]] = MappingProxyType(
@@ -176,7 +176,8 @@ def synthesize(
     """The signed 16-bit samples (native byte order) that ``encode_recording`` encodes: the
     noise floor, and in each span the caller's sound added to it. A span that carries words
     (``speech.SpeechSpan`` with text: a ``say``) holds them synthesized in the caller's voice,
-    spoken faster if they would outlast the span and cut at its end; any other span (``talk``)
+    spoken faster if they would outlast the span and cut at its end; a span with ``sound`` (a
+    live caller's microphone) holds that audio, cut at the span's end; any other span (``talk``)
     holds voice-like syllables (``emulator.audio.tones.talk``) in a voice the seed picks."""
     rng = random.Random(seed)
     total = max(1, round(seconds * SAMPLE_RATE))
@@ -190,9 +191,11 @@ def synthesize(
         b = min(total, max(0, round(end * SAMPLE_RATE)))
         if a >= b:
             continue
-        words = spoken_words(span)
+        words, heard = spoken_words(span), captured(span)
         span_seconds = (b - a) / SAMPLE_RATE
-        if words is not None and words.strip():
+        if heard is not None:
+            sound = heard.samples()
+        elif words is not None and words.strip():
             voice = synthesizer if synthesizer is not None else shared_synthesizer()
             sound = voice.speak(Speech(words, voice="caller"), within=span_seconds)
         else:

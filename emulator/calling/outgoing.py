@@ -5,6 +5,7 @@ body and transcript event of a recording. No I/O: ``posting`` sends them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from emulator.calling.model import (
     RecordOutcome,
 )
 from emulator.calling.wire import WireOptions, encode, to_json
+from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
 
 if TYPE_CHECKING:
@@ -48,18 +50,57 @@ def _identity(seed: int) -> tuple[str, str]:
     return faker.user_name(), faker.name()
 
 
-def conversation(call_id: str, seed: int, app_id: str | None) -> Conversation:
-    """The Conversation that places a call: an audio call from a caller named after ``seed``."""
+MAX_DISPLAY_NAME = 256
+_IDENTITY = re.compile(r"[0-9A-Za-z]{1,16}:[^\s:][^\s]{0,255}")
+
+
+@dataclass(frozen=True, slots=True)
+class CallerIdentity:
+    """Who calls, when the caller is chosen rather than made up: the participant's ``identity``
+    (``<prefix>:<name>``, spec B, Participant; ``8:`` is a user), its ``display_name``, and
+    whether the call is ``multiparty``. A field left None is made up from the call's seed as
+    usual. ``CallerIdentityError`` when a field is not of its form."""
+
+    identity: str | None = None
+    display_name: str | None = None
+    multiparty: bool = False
+
+    def __post_init__(self) -> None:
+        if self.identity is not None and not _IDENTITY.fullmatch(self.identity):
+            raise CallerIdentityError(
+                "the caller's identity is <prefix>:<name> (a user is 8:<name>), with no spaces;"
+                f" got {self.identity[:80]!r}"
+            )
+        name = self.display_name
+        if name is not None and (len(name) > MAX_DISPLAY_NAME or not name.isprintable()):
+            raise CallerIdentityError(
+                f"the caller's display name is at most {MAX_DISPLAY_NAME} printable characters"
+            )
+
+
+class CallerIdentityError(BotemuError):
+    """A caller identity that is not of its form; the message says which field and why."""
+
+
+def conversation(
+    call_id: str, seed: int, app_id: str | None, who: CallerIdentity | None = None
+) -> Conversation:
+    """The Conversation that places a call: an audio call from a caller named after ``seed``,
+    or as ``who`` says."""
     user_name, name = _identity(seed)
+    who = who or CallerIdentity()
     caller = Participant(
-        identity=f"8:{user_name}", display_name=name, language_id="en-US", originator=True
+        identity=who.identity or f"8:{user_name}",
+        display_name=who.display_name if who.display_name is not None else name,
+        language_id="en-US",
+        originator=True,
     )
     bot = Participant(identity=f"28:{app_id or 'bot'}", originator=False)
     return Conversation(
         id=call_id,
         participants=(caller, bot),
         presented_modality_types=(ModalityType.AUDIO,),
-        is_multiparty=False,
+        is_multiparty=who.multiparty,
         call_state=CallState.INCOMING,
     )
 

@@ -17,6 +17,7 @@ from emulator.calling.faults import Injector
 from emulator.calling.judging import JSON_TYPE
 from emulator.calling.media import CONTENT_TYPES, encode_recording
 from emulator.calling.model import RecordOutcome
+from emulator.calling.speech import Sound, SpeechSpan, spoken_words
 from emulator.calling.outgoing import (
     multipart_body,
     recording_cut,
@@ -27,6 +28,9 @@ from emulator.calling.tokens import TokenUnavailable
 from emulator.ids import new_id
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind
+
+MAX_CLIPS = 2
+"""A live call keeps the microphone's audio of its last two holds (each at most 2 minutes)."""
 
 
 class Poster:
@@ -51,6 +55,24 @@ class Poster:
         self.chain_id = chain_id
         self.rng = rng
         """The call's seeded generator: a recording's audio draws its seed from it."""
+        self.clips: list[tuple[float, Sound]] = []
+        """A live caller's microphone audio, by the virtual time its talk began (the last
+        ``MAX_CLIPS``): a recording's talk that began then sounds as it."""
+
+    def keep(self, at: float, sound: Sound) -> None:
+        """Keep the microphone's audio of a talk that began at ``at``, for its recording."""
+        self.clips = [*self.clips[-(MAX_CLIPS - 1) :], (at, sound)]
+
+    def heard(self, recording: RecordingMade) -> tuple[tuple[float, float], ...]:
+        """The recording's speech spans, each talk with the microphone's audio when a live
+        caller held to talk it."""
+        spans: list[tuple[float, float]] = []
+        for span in recording.speech:
+            begun = recording.at + span[0]
+            sound = next((s for at, s in self.clips if abs(at - begun) < 1e-3), None)
+            talk = sound is not None and spoken_words(span) is None
+            spans.append(SpeechSpan(span, None, sound) if talk else span)
+        return tuple(spans)
 
     def headers(self, content_type: str, message_id: str) -> Steps[dict[str, str]]:
         headers = request_headers(content_type, self.chain_id, message_id)
@@ -83,7 +105,7 @@ class Poster:
         """Deliver a record result with its audio, encoded now, as two multipart parts."""
         fmt = recording.format
         audio: bytes = yield Compute(
-            encode_recording, (fmt, outcome.length_of_recording_in_secs, recording.speech),
+            encode_recording, (fmt, outcome.length_of_recording_in_secs, self.heard(recording)),
             {"seed": self.rng.getrandbits(32)},
         )  # fmt: skip
         self.log.record(EventKind.PLATFORM, recording_event(outcome, fmt, len(audio)), audio)

@@ -15,6 +15,7 @@ from emulator.calling.delivery import RetryPolicy
 from emulator.calling.events import EndReason
 from emulator.calling.faults import NO_FAULTS, PlatformFaults
 from emulator.calling.model import ActionType
+from emulator.calling.outgoing import CallerIdentity
 from emulator.calling.progress import DEFAULT_MAX_WORKFLOWS
 from emulator.calling.tokens import TokenSource
 from emulator.calling.wire import DEFAULT_OPTIONS, WireOptions
@@ -78,6 +79,8 @@ class CallSettings:
     """The caller is a person acting in real time (``live.LiveCaller``, given to the driver):
     each Workflow plays at ``pace`` (1.0 when 0) and the caller's acts come as they are made."""
     prompt_timing: PromptTiming = field(default_factory=default_prompt_timing)
+    caller_id: CallerIdentity | None = None
+    """Who calls (identity, display name, multiparty); None: a caller made up from the seed."""
 
     @property
     def http_allowed(self) -> bool:

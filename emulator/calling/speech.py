@@ -10,9 +10,12 @@ prompts are timed from their audio).
 
 from __future__ import annotations
 
+import array
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
+from emulator.audio.pcm import from_le_bytes
 from emulator.calling.model import Prompt, SayAs
 
 SECONDS_PER_WORD = 0.4
@@ -52,25 +55,49 @@ def speech_seconds(text: str, say_as: SayAs | None = None) -> float:
     return max(1, len(_WORD.findall(text))) * SECONDS_PER_WORD
 
 
+@dataclass(frozen=True, slots=True)
+class Sound:
+    """What a live caller's microphone captured: 16-bit little-endian mono PCM at ``rate``,
+    ``skip`` seconds of it before the span it fills (held before recording began)."""
+
+    pcm: bytes
+    rate: int
+    skip: float = 0.0
+
+    def samples(self) -> array.array[int]:
+        """The audio from where its span begins, as samples in native byte order."""
+        return from_le_bytes(self.pcm[2 * max(0, round(self.skip * self.rate)) :])
+
+
 class SpeechSpan(tuple[float, float]):
     """A ``(start, end)`` span of a recording in which the caller spoke, carrying ``text``: the
-    words said, or None for talk (sound with no words). It is the pair wherever a pair is
-    expected (it compares and serializes as one); the recording's encoder reads ``text``."""
+    words said, or None for talk (sound with no words), and ``sound``: the microphone's audio of
+    a live caller's talk, or None. It is the pair wherever a pair is expected (it compares and
+    serializes as one); the recording's encoder reads ``text`` and ``sound``."""
 
     text: str | None
+    sound: Sound | None
 
-    def __new__(cls, span: tuple[float, float], text: str | None = None) -> SpeechSpan:
+    def __new__(
+        cls, span: tuple[float, float], text: str | None = None, sound: Sound | None = None
+    ) -> SpeechSpan:
         made = super().__new__(cls, span)
         made.text = text
+        made.sound = sound
         return made
 
-    def __getnewargs__(self) -> tuple[tuple[float, float], str | None]:
-        return (self[0], self[1]), self.text
+    def __getnewargs__(self) -> tuple[tuple[float, float], str | None, Sound | None]:
+        return (self[0], self[1]), self.text, self.sound
 
 
 def spoken_words(span: tuple[float, float]) -> str | None:
     """The words said in a span of a recording (None for talk, or a plain pair)."""
     return span.text if isinstance(span, SpeechSpan) else None
+
+
+def captured(span: tuple[float, float]) -> Sound | None:
+    """The microphone's audio of a span of a recording (None but for a live caller's talk)."""
+    return span.sound if isinstance(span, SpeechSpan) else None
 
 
 @lru_cache(maxsize=4096)

@@ -8,6 +8,7 @@ by then stay for the next turn.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from emulator.calling.events import (
     Event,
     InputIgnored,
     RecordingMade,
+    TimerSet,
 )
 from emulator.calling.model import (
     Action,
@@ -76,6 +78,12 @@ class Done:
 class Machine(Protocol):
     deadline: float
     ignored: str
+    limit: float | None
+
+    @property
+    def action(self) -> Recognize | Record: ...
+    @property
+    def reason(self) -> enum.Enum: ...
 
     def timeout(self) -> Done: ...
     def key(self, at: float, key: str) -> Done | bool: ...
@@ -90,6 +98,7 @@ class ChoiceMachine:
         self.action = action
         self.deadline = prompt_end + action.initial_silence_timeout
         self.reason = RecognitionCompletionReason.INITIAL_SILENCE_TIMEOUT
+        self.limit: float | None = None
         self.ignored = ""
         self.sequences: dict[str, str] = {}
         self.phrases: dict[str, str] = {}
@@ -152,6 +161,7 @@ class DigitsMachine:
         self.action = action
         self.deadline = prompt_end + action.initial_silence_timeout
         self.reason = DigitCollectionCompletionReason.INITIAL_SILENCE_TIMEOUT
+        self.limit: float | None = None
         self.ignored = ""
         self.maximum = action.collect_digits.max_number_of_dtmfs
         self.stop_tones = frozenset(action.collect_digits.stop_tones or ())
@@ -198,6 +208,7 @@ class RecordMachine:
         self.action = action
         self.start = start
         self.max_end = start + action.max_duration
+        self.limit: float | None = self.max_end
         initial = start + action.initial_silence_timeout
         if initial < self.max_end:
             self.deadline, self.reason = initial, RecordingCompletionReason.INITIAL_SILENCE_TIMEOUT
@@ -268,6 +279,12 @@ class RecordMachine:
             "the caller hung up before anything was recorded" if at - self.start < 0.0005 else None
         )
         return self.done(at, RecordingCompletionReason.CALL_TERMINATED, why=why)
+
+
+def timer(machine: Machine, at: float) -> TimerSet:
+    """The machine's timer as it stands at ``at``."""
+    return TimerSet(at, machine.action.operation_id, machine.deadline, str(machine.reason.value),
+                    machine.limit)  # fmt: skip
 
 
 def recognize_machine(action: Recognize, prompt_end: float) -> Machine:
@@ -390,6 +407,7 @@ class _Driver:
             self.heard = at if self.heard is None else self.heard
         elif reaction:
             self.heard = at if self.heard is None else self.heard
+            self.events.append(timer(self.machine, at))
         else:
             self.events.append(InputIgnored(at, shown, self.machine.ignored))
 

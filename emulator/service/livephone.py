@@ -8,12 +8,18 @@ first). The page learns the path from the bootstrap (``<meta name="botemu-live-p
 Frames are JSON text, one object each. From the page (``ref`` as in the web chat):
 
 ===========================================  =====================================================
-``{"op": "call", "bot": URL, "pace"?}``      place a live call (``phone.LivePhone.call``), in
-                                             real time (``pace`` 1) or faster (down to 0.05)
+``{"op": "call", "bot": URL, "pace"?,``      place a live call (``phone.LivePhone.call``), in
+``"caller"?}``                               real time (``pace`` 1) or faster (down to 0.05);
+                                             ``caller``: ``identity``, ``display_name``,
+                                             ``multiparty`` (``phone.caller_identity``)
 ``{"op": "resume", "call_id"}``              take up a live call this page held (a reconnect)
 ``{"op": "press", "keys"}``                  the caller presses keys (``0-9*#``)
 ``{"op": "say", "text"}``                    the caller says words
 ``{"op": "talk", "seconds"?}``               the caller makes non-speech sound (2 s)
+``{"op": "hold"}``, binary frames,           the caller talks into the microphone from ``hold``
+``{"op": "release"}``                        to ``release``; each binary frame between them is
+                                             its audio: 16-bit little-endian mono PCM at
+                                             16 kHz (``live.MIC_RATE``), at most 2 minutes kept
 ``{"op": "hangup"}``                         the caller hangs up
 ``{"op": "bots"}``                           the registered calling bots again
 ===========================================  =====================================================
@@ -44,7 +50,7 @@ LIVE_PHONE_PATH = f"{CONTROL}/live/phone"
 META_PHONE = "botemu-live-phone"
 MIN_PACE = 0.05
 """The fastest a live call runs: twenty virtual seconds in one real second (for tests)."""
-OPS = ("call", "resume", "press", "say", "talk", "hangup", "bots")
+OPS = ("call", "resume", "press", "say", "talk", "hold", "release", "hangup", "bots")
 LIVEPHONE = web.AppKey("livephone", LivePhone)
 
 
@@ -74,7 +80,8 @@ class Line:
         elif op == "call":
             if held is not None:
                 raise PhoneRefused("this page is in a call: hang up first")
-            self.call = self.phone.call(self.session.push, frame.get("bot"), _pace(frame))
+            self.call = self.phone.call(self.session.push, frame.get("bot"), _pace(frame),
+                                        frame.get("caller"))
         elif op == "resume":
             self.call = self.phone.attach(frame.get("call_id"), self.session.push)
         elif op in OPS:
@@ -83,6 +90,16 @@ class Line:
             held.act(op, frame)
         else:
             raise PhoneRefused(f"op is one of {', '.join(OPS)}, not {op[:40]!r}")
+
+    def audio(self, chunk: bytes) -> None:
+        """A binary frame: the microphone's audio while the person holds to talk."""
+        held = self.call if self.call is not None and not _over(self.call) else None
+        try:
+            if held is None:
+                raise PhoneRefused("no call: audio comes while holding to talk in a call")
+            held.audio(chunk)
+        except PhoneRefused as e:
+            self.session.refuse(None, str(e))
 
     def gone(self) -> None:
         if self.call is not None and not _over(self.call):
@@ -136,7 +153,7 @@ async def _socket(request: web.Request) -> web.StreamResponse:
             if message.type is WSMsgType.TEXT:
                 line.receive(message.data)
             elif message.type is WSMsgType.BINARY:
-                session.refuse(None, "frames are JSON text")
+                line.audio(message.data)
     finally:
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):

@@ -19,10 +19,11 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from emulator.calling.live import LiveCaller, LiveInputError
+from emulator.calling.outgoing import CallerIdentity, CallerIdentityError
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.settings import CallReport
 from emulator.calling.tokens import LocalTokens
@@ -60,7 +61,8 @@ class LiveCall:
     orphaned: asyncio.TimerHandle | None = None
 
     def act(self, op: str, frame: JSONObject) -> None:
-        """The person's act (``press``, ``say``, ``talk``, ``hangup``); PhoneRefused says why not."""
+        """The person's act (``press``, ``say``, ``talk``, ``hold``, ``release``, ``hangup``);
+        PhoneRefused says why not."""
         try:
             if op == "press":
                 self.caller.press(_text(frame, "keys"))
@@ -71,10 +73,21 @@ class LiveCall:
                 if not isinstance(seconds, int | float) or isinstance(seconds, bool):
                     raise PhoneRefused("seconds is a number")
                 self.caller.talk(float(seconds))
+            elif op == "hold":
+                self.caller.hold()
+            elif op == "release":
+                self.caller.release()
             elif op == "hangup":
                 self.caller.hang_up()
             else:
-                raise PhoneRefused(f"op is press, say, talk or hangup, not {op[:40]!r}")
+                raise PhoneRefused(f"op is press, say, talk, hold, release or hangup, not {op[:40]!r}")
+        except LiveInputError as e:
+            raise PhoneRefused(str(e)) from None
+
+    def audio(self, chunk: bytes) -> None:
+        """The microphone's audio while the person holds to talk."""
+        try:
+            self.caller.audio(chunk)
         except LiveInputError as e:
             raise PhoneRefused(str(e)) from None
 
@@ -112,9 +125,9 @@ class LivePhone:
         return [{"app_id": b.app_id, "name": b.name or b.app_id, "url": b.calling_endpoint}
                 for b in self.emulator.config.bots if b.calling_endpoint]  # fmt: skip
 
-    def call(self, push: Push, url: JSON, pace: float = 1.0) -> LiveCall:
+    def call(self, push: Push, url: JSON, pace: float = 1.0, caller: JSON = None) -> LiveCall:
         """Place a live call to ``url`` (a registered bot's calling endpoint, or any http(s)
-        URL), reporting to ``push``."""
+        URL), reporting to ``push``; ``caller`` chooses who calls (``caller_identity``)."""
         if not isinstance(url, str) or len(url) > 2048:
             raise PhoneRefused("bot is the calling URL of a bot (at most 2,048 characters)")
         parts = urlsplit(url)
@@ -124,7 +137,7 @@ class LivePhone:
             raise PhoneRefused(f"too many live calls ({len(self.calls)} of {self.max_live}): "
                                "hang one up, or botemu serve --max-live N")  # fmt: skip
         live = LiveCall(url, push=push)
-        settings = self.settings(url, pace)
+        settings = replace(self.settings(url, pace), caller_id=caller_identity(caller))
         live.task = asyncio.create_task(self.run(live, settings))
         self.calls.add(live)
         return live
@@ -181,6 +194,25 @@ class LivePhone:
         for task in tasks:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(task, 10)
+
+
+def caller_identity(value: JSON) -> CallerIdentity | None:
+    """Who calls, from the page's ``caller`` (``identity``, ``display_name``, ``multiparty``;
+    an empty or missing field is made up as for any call); PhoneRefused says what is wrong."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not set(value) <= {"identity", "display_name", "multiparty"}:
+        raise PhoneRefused("caller is an object of identity, display_name and multiparty")
+    identity, name, multiparty = (value.get(k) for k in ("identity", "display_name", "multiparty"))
+    if not isinstance(identity, str | None) or not isinstance(name, str | None):
+        raise PhoneRefused("the caller's identity and display_name are strings")
+    if not isinstance(multiparty, bool | None):
+        raise PhoneRefused("the caller's multiparty is true or false")
+    try:
+        return CallerIdentity(identity.strip() or None if identity else None,
+                              name.strip() or None if name else None, bool(multiparty))  # fmt: skip
+    except CallerIdentityError as e:
+        raise PhoneRefused(str(e)) from None
 
 
 def _hang_up(live: LiveCall) -> None:

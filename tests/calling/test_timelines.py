@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from emulator.calling.caller import HangUp, Listen, Press, Say, Silence, Step, Talk
-from emulator.calling.events import CallerPressed, CallerSilent, CallerSpoke, InputIgnored
+from emulator.calling.events import (
+    CallerPressed,
+    CallerSilent,
+    CallerSpoke,
+    InputIgnored,
+    TimerSet,
+)
 from emulator.calling.model import (
     ActionType,
     DigitCollectionCompletionReason,
@@ -216,8 +222,12 @@ def test_drive_runs_steps_one_after_another_in_virtual_time() -> None:
         (CallerSpoke, 3.0),
         (InputIgnored, 3.0),
         (CallerPressed, pytest.approx(3.8)),
+        (TimerSet, pytest.approx(3.8)),  # "2" begins "23": the inter-digit timer runs
         (CallerPressed, pytest.approx(4.3)),
     ]
+    timer = turn.events[4]
+    assert isinstance(timer, TimerSet) and timer.reason == "interdigitTimeout"
+    assert timer.deadline == pytest.approx(3.8 + recognize(choices=CHOICES).interdigit_timeout)
 
 
 def test_drive_a_silence_is_cut_when_the_action_completes() -> None:

@@ -131,7 +131,7 @@ async def test_calls_are_refused_for_a_bad_url_and_past_the_limit(running: Runni
     for live in (first, second):
         live.act("hangup", {})
     await asyncio.wait_for(asyncio.gather(first.task, second.task), 20)  # type: ignore[arg-type]
-    with pytest.raises(PhoneRefused, match="press, say, talk or hangup"):
+    with pytest.raises(PhoneRefused, match="press, say, talk, hold, release or hangup"):
         first.act("dial", {})
 
 
