@@ -21,6 +21,7 @@ from emulator.cli.common import count, painter
 from emulator.findings import Finding, Severity
 
 if TYPE_CHECKING:
+    from emulator.jsonutil import JSONObject
     from emulator.manifest.validate import ManifestError, Position
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -103,6 +104,8 @@ class _Result:
         self.findings: list[Finding] = []
         self.positions: dict[str, Position] = {}
         self.unreadable: ManifestError | None = None
+        self.document: JSONObject | None = None
+        """The manifest read (None: unreadable, or not a JSON object)."""
 
     @property
     def errors(self) -> int:
@@ -118,9 +121,9 @@ class _Result:
         return nearest(self.positions, finding.where)
 
 
-def check(source: str, *, strict: bool = False) -> _Result:
+def check(source: str, *, strict: bool = False, max_bytes: int | None = None) -> _Result:
     """Read and validate one manifest source (a path, a URL or ``-``); ``strict`` as in
-    ``validate_manifest``."""
+    ``validate_manifest``; ``max_bytes``: the largest it may be (default ``source.MAX_BYTES``)."""
     from emulator.manifest.source import MAX_BYTES
     from emulator.manifest.validate import (
         ManifestError,
@@ -131,19 +134,20 @@ def check(source: str, *, strict: bool = False) -> _Result:
     )
 
     result = _Result("<stdin>" if source == "-" else source)
+    limit = MAX_BYTES if max_bytes is None else max_bytes
     try:
         if source == "-":
-            data = sys.stdin.buffer.read(MAX_BYTES + 1)
-            manifest = load_manifest_bytes(data, result.source)
+            data = sys.stdin.buffer.read(limit + 1)
+            manifest = load_manifest_bytes(data, result.source, max_bytes=limit)
         else:
-            manifest = load_manifest(source)
+            manifest = load_manifest(source, max_bytes=limit)
     except NotAnObjectError as e:
         result.findings, result.positions = validate_manifest(e.value, strict=strict), e.positions
     except ManifestError as e:
         result.unreadable = e
     else:
         result.findings = validate_manifest(manifest, strict=strict)
-        result.positions = manifest.positions
+        result.positions, result.document = manifest.positions, manifest.document
     return result
 
 
@@ -160,7 +164,7 @@ def validate_handler(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"botemu manifest validate: {result.unreadable}", file=sys.stderr)
                 continue
             for finding in result.findings:
-                out.write(_line(result, finding, paint) + "\n")
+                out.write(finding_line(result, finding, paint) + "\n")
             out.write(_summary(result) + "\n")
     if any(r.unreadable is not None for r in results):
         return EXIT_USAGE
@@ -175,7 +179,9 @@ def schema_handler(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _line(result: _Result, finding: Finding, paint: Callable[[str, str], str]) -> str:
+def finding_line(result: _Result, finding: Finding, paint: Callable[[str, str], str]) -> str:
+    """A finding as ``botemu manifest validate`` prints it: ``file:line:col: severity:
+    /pointer: message [RULE]``."""
     pos = result.at(finding)
     at = f"{result.source}:{pos[0]}:{pos[1]}" if pos else result.source
     colour = "31" if finding.severity is Severity.ERROR else "33"

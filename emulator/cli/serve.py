@@ -14,7 +14,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from emulator.cli.chat import chat_handler
 from emulator.cli.options import service_config, service_options
@@ -24,6 +24,9 @@ from emulator.config import (
 )
 from emulator.errors import BotemuError
 from emulator.transcripts.store import TranscriptStore, default_db
+
+if TYPE_CHECKING:
+    from emulator.service.livechat_skill import Given
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -46,6 +49,9 @@ def _add_serve(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     serve.add_argument("--max-live", type=int, default=20, metavar="N",
                        help="live web chat conversations at once (the log view's #/chat; 20)")  # fmt: skip
+    serve.add_argument("--manifest", metavar="FILE",
+                       help="a skill manifest (JSON or YAML, or an http(s) URL) every web chat "
+                       "page starts with, as if picked there; read and validated at start")  # fmt: skip
     serve.set_defaults(handler=_serve)
 
 
@@ -117,12 +123,13 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         if not 0 <= args.max_live <= 1000:
             raise BotemuError(f"--max-live is from 0 to 1000, not {args.max_live}")
         config = service_config(args)
+        manifest = None if args.manifest is None else chat_manifest(args.manifest, sys.stderr)
         store = TranscriptStore(args.db, write_behind=True)
     except BotemuError as e:
         print(f"botemu serve: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return asyncio.run(_run(config, store, out, max_live=args.max_live))
+        return asyncio.run(_run(config, store, out, max_live=args.max_live, manifest=manifest))
     except BotemuError as e:  # --tls: the certificate directory cannot be made or read
         print(f"botemu serve: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -134,8 +141,45 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         store.close()
 
 
+def chat_manifest(source: str, err: TextIO) -> Given:
+    """The skill manifest of ``--manifest``, read and validated as ``botemu manifest validate``
+    reads it (at most ``MAX_MANIFEST``, as the page may send). BotemuError when the web chat
+    cannot use it, its errors first written to ``err`` as ``validate`` prints them
+    (``file:line:col: error: /pointer: message [RULE]``)."""
+    from emulator.cli.common import count
+    from emulator.cli.manifest import check, finding_line
+    from emulator.findings import Severity
+    from emulator.service.livechat_skill import MAX_MANIFEST, given
+
+    result = check(source, max_bytes=MAX_MANIFEST)
+    if result.unreadable is not None:
+        raise BotemuError(f"--manifest {result.unreadable}")
+    if result.errors or result.document is None:
+        for finding in result.findings:
+            if finding.severity is Severity.ERROR:
+                err.write(finding_line(result, finding, lambda text, _: text) + "\n")
+        raise BotemuError(f"--manifest {result.source}: not a valid skill manifest "
+                          f"({count(result.errors, 'error')}, above): the web chat starts "
+                          "pages with a valid one only")  # fmt: skip
+    try:
+        made = given(result.document, result.source, result.findings)
+    except ValueError as e:
+        raise BotemuError(f"--manifest {e}") from None
+    declared = len(made.skill.declared)
+    what = f"{declared} declared {'activity' if declared == 1 else 'activities'}"
+    warned = f"; {count(made.warnings, 'warning')}, listed in the page" if made.warnings else ""
+    err.write(f"botemu serve: the web chat starts every page with the skill manifest "
+              f"{result.source} ({what}{warned})\n")  # fmt: skip
+    return made
+
+
 async def _run(
-    config: ServiceConfig, store: TranscriptStore, out: TextIO, *, max_live: int = 20
+    config: ServiceConfig,
+    store: TranscriptStore,
+    out: TextIO,
+    *,
+    max_live: int = 20,
+    manifest: Given | None = None,
 ) -> int:
     from emulator.service.hosting import banner, serving
     from emulator.service.livechat import LIVECHAT
@@ -143,6 +187,7 @@ async def _run(
 
     async with serving(config, store) as runner:
         runner.app[LIVECHAT].max_live = runner.app[LIVEPHONE].max_live = max_live
+        runner.app[LIVECHAT].given = manifest
         out.write(banner(config))
         out.flush()
         stop = asyncio.Event()

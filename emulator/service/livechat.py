@@ -28,7 +28,8 @@ To the page: ``ready`` (``bots``, ``types``, ``limits``) once; ``bots``; ``start
 ``activity`` as the connector stored it: typing, ``messageUpdate`` and ``messageDelete``
 included) for every activity of the conversation, in the connector's order; ``answer`` (the
 bot's HTTP answer to a ``send``: ``status``, ``failure``, and ``body``, an invoke's response);
-``manifest`` (``activities``, ``findings``); ``findings`` (an endOfConversation checked against
+``manifest`` (``activities``, ``findings``; once after ``ready`` too, with ``botemu serve
+--manifest``); ``findings`` (an endOfConversation checked against
 the manifest's resultValue; an invoke's are in its ``answer``);
 ``refused`` (``error``: why a frame was not acted on; the conversation goes on); ``dropped``
 (``count``: activities left out because the page read too slowly).
@@ -52,7 +53,7 @@ from emulator.findings import Finding
 from emulator.guard import GUARD, Guard
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.bootstrap import bootstrap_middleware
-from emulator.service.livechat_skill import Declared, SkillManifest, load
+from emulator.service.livechat_skill import Declared, Given, SkillManifest, picked
 from emulator.service.state import CONTROL, EMULATOR, USER, Emulator
 from emulator.transcripts.store import TranscriptError
 
@@ -134,6 +135,8 @@ class LiveChat:
         self.sessions: set[Session] = set()
         self.live: dict[str, Session] = {}
         """Conversation id -> the socket holding it."""
+        self.given: Given | None = None
+        """The manifest every page starts with, as if picked (``botemu serve --manifest``)."""
         emulator.connector.add_listener(self._heard, wants=self.live.__contains__)
 
     # --- the connector's side -------------------------------------------------------------------
@@ -284,18 +287,13 @@ class LiveChat:
         session.push(message)
 
     def manifest(self, session: Session, ref: JSON, frame: JSONObject) -> None:
-        """Load (or, with no text, forget) the page's skill manifest."""
-        if frame.get("text") is None:
-            session.skill = session.expecting = None
-            session.push({"op": "manifest", "ref": ref, "activities": None})
-            return
+        """Load (or, with no text, forget) the page's skill manifest: this page's only."""
         try:
-            skill, findings = load(frame.get("text"), frame.get("name"))
+            session.skill, message = picked(frame.get("text"), frame.get("name"), ref)
         except ValueError as e:
             raise Refused(str(e)) from None
-        session.skill, session.expecting = skill, None
-        session.push({"op": "manifest", "ref": ref, "name": skill.label, "activities": skill.menu(),
-                      "findings": [dict(f.to_json()) for f in findings]})  # fmt: skip
+        session.expecting = None
+        session.push(message)
 
     def _ended(self, session: Session, conversation_id: str, activity: JSONObject) -> None:
         """The bot's endOfConversation, checked against the resultValue it answers."""
@@ -419,6 +417,9 @@ async def _socket(request: web.Request) -> web.StreamResponse:
     live.sessions.add(session)
     tasks = [asyncio.create_task(session.write()), asyncio.create_task(live.work(session))]
     session.push(live.ready())
+    if live.given is not None:  # botemu serve --manifest: as if the page had picked it
+        session.skill = live.given.skill
+        session.push(live.given.frame)
     try:
         async for message in ws:
             if message.type is WSMsgType.TEXT:

@@ -3,14 +3,16 @@ each with its value schema (``definitions`` resolved, for the page's form) and a
 and the check of what the bot answers against the declared ``resultValue``: an invoke's response
 body, and the value of the ``endOfConversation`` that answers any other declared activity.
 
-The manifest comes from the page (a file picked there, sent as text in the ``manifest`` frame);
-it is read and validated by ``emulator.manifest`` as ``botemu manifest validate`` reads it. The
-findings use the rules of ``botemu manifest check`` (SKILL-INVOKE-RESULT, SKILL-EOC-RESULT).
+The manifest comes from the page (a file picked there, sent as text in the ``manifest`` frame:
+``picked``), or from the command line (``botemu serve --manifest FILE``, read at start: ``given``),
+which every page starts with as if it had picked it; it is read and validated by
+``emulator.manifest`` as ``botemu manifest validate`` reads it. The findings use the rules of
+``botemu manifest check`` (SKILL-INVOKE-RESULT, SKILL-EOC-RESULT).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
@@ -122,10 +124,50 @@ def load(text: JSON, label: JSON) -> tuple[SkillManifest, list[Finding]]:
     except Exception as e:  # ManifestError, and whatever a hostile text makes the reader raise
         raise ValueError(f"{name}: {e}") from None
     findings = [f for f in validate_manifest(manifest) if f.severity is not Severity.INFO]
-    skill = SkillManifest(manifest.document, name)
+    return skill_of(manifest.document, name), findings[:MAX_FINDINGS]
+
+
+def skill_of(document: JSONObject, name: str) -> SkillManifest:
+    """The manifest ``document`` for the web chat; ValueError when it declares no activities."""
+    skill = SkillManifest(document, name)
     if not skill.declared:
-        raise ValueError(f"{name}: declares no activities")
-    return skill, findings[:MAX_FINDINGS]
+        raise ValueError(f"{name}: declares no activities: the web chat has none to offer")
+    return skill
+
+
+def manifest_frame(ref: JSON, skill: SkillManifest, findings: Sequence[Finding]) -> JSONObject:
+    """The ``manifest`` frame that gives a page ``skill``: its menu and its findings."""
+    return {"op": "manifest", "ref": ref, "name": skill.label, "activities": skill.menu(),
+            "findings": [dict(f.to_json()) for f in findings[:MAX_FINDINGS]]}  # fmt: skip
+
+
+def picked(text: JSON, label: JSON, ref: JSON) -> tuple[SkillManifest | None, JSONObject]:
+    """What a page's ``manifest`` frame makes: the skill (None: a null ``text`` forgets it),
+    and the frame that answers; ValueError says why the manifest cannot be used."""
+    if text is None:
+        return None, {"op": "manifest", "ref": ref, "activities": None}
+    skill, findings = load(text, label)
+    return skill, manifest_frame(ref, skill, findings)
+
+
+@dataclass(frozen=True)
+class Given:
+    """The manifest every page starts with, as if it had picked it (``botemu serve
+    --manifest``): the skill, the ``manifest`` frame each page gets after ``ready`` (made once),
+    and how many warnings its validation has."""
+
+    skill: SkillManifest
+    frame: JSONObject
+    warnings: int
+
+
+def given(document: JSONObject, label: str, findings: Sequence[Finding]) -> Given:
+    """The manifest ``document`` (read at start, validated: ``findings``) for every page;
+    ValueError when it declares no activities."""
+    skill = skill_of(document, label)
+    shown = [f for f in findings if f.severity is not Severity.INFO]
+    warnings = sum(f.severity is Severity.WARNING for f in shown)
+    return Given(skill, manifest_frame(None, skill, shown), warnings)
 
 
 def resolved(schema: JSON, definitions: Mapping[str, JSON]) -> JSON:

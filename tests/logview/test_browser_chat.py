@@ -227,6 +227,38 @@ def test_a_skill_manifest_makes_forms_and_checks_the_answer(live: ChatBotemu, ta
     assert not tab.errors
 
 
+def test_a_manifest_given_on_the_command_line_is_there_as_if_picked(
+    live: ChatBotemu, tab: Tab
+) -> None:
+    """``botemu serve --manifest``: the page starts with it (its menu, the forget button);
+    forgetting it is the page's own business."""
+    from emulator.manifest.source import load_manifest
+    from emulator.manifest.validate import validate_manifest
+    from emulator.service.livechat_skill import given
+
+    manifest = load_manifest(MANIFEST)
+    chat = live_chat(live)
+    chat.given = given(manifest.document, "travel.json", validate_manifest(manifest))
+    try:
+        page, log = open_chat(tab, CHAT_BOT)
+        state = page.locator("#livechat-manifest-state")
+        expect(state).to_have_text("travel.json: 3 declared activities")
+        expect(page.locator(".livechat-manifest-findings")).to_contain_text("MF-ENDPOINT-HTTPS")
+        page.get_by_label("Activity type", exact=True).select_option("manifest:getWeather")
+        form = page.locator("#livechat-schema-form")
+        expect(form.get_by_label("city", exact=True)).to_be_visible()
+        page.get_by_role("button", name="Send activity").click()
+        invoke = log.locator('[data-from="user"][data-type="invoke"]')
+        finding = invoke.locator('.livechat-findings li[data-rule="SKILL-INVOKE-RESULT"]')
+        expect(finding.first).to_be_visible()  # checked against the given manifest
+        page.get_by_role("button", name="Forget the manifest").click()
+        expect(state).to_have_text("")
+        expect(page.get_by_role("button", name="Forget the manifest")).to_be_hidden()
+    finally:
+        chat.given = None
+    assert not tab.errors
+
+
 def test_every_control_has_an_accessible_name(live: ChatBotemu, tab: Tab) -> None:
     page, _ = open_chat(tab)
     page.locator("#livechat-menu summary").click()

@@ -1,8 +1,9 @@
 // The web chat's menu of other activities: event (name, JSON value), invoke (name, value; the
 // bot's invoke response is shown under it), endOfConversation, typing, messageReaction,
-// conversationUpdate and deleteUserData. With a skill manifest (a file picked here), the
-// activities it declares are listed too, and the value of one is a form made from its JSON
-// Schema (livechat-form.js); botemu checks the bot's answer against its resultValue.
+// conversationUpdate and deleteUserData. With a skill manifest (a file picked here, or the one
+// botemu serve --manifest gives every page), the activities it declares are listed too, and the
+// value of one is a form made from its JSON Schema (livechat-form.js); botemu checks the bot's
+// answer against its resultValue.
 // Values are JSON, checked here before they go out (botemu checks them again).
 
 import { h, fill } from './dom.js';
