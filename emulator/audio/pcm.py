@@ -87,6 +87,17 @@ def from_le_bytes(data: bytes) -> array.array[int]:
     return out
 
 
+def wav_bytes(samples: array.array[int]) -> bytes:
+    """Mono samples as the bytes of a 16-bit WAV file at ``SAMPLE_RATE``."""
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        w.writeframes(to_le_bytes(samples))
+    return buf.getvalue()
+
+
 def wav_mono(data: bytes, max_seconds: float) -> array.array[int]:
     """A PCM WAV file (8 or 16 bits, any channels and rate) as mono samples at ``SAMPLE_RATE``,
     at most ``max_seconds`` of it. Raises ``wave.Error``, ``EOFError`` or ``ValueError``."""

@@ -62,9 +62,9 @@ def segments(
         payload = event.payload
         kind = payload.get("kind")
         if event.kind == "http.response":
-            prompts.update(_workflow_prompts(payload.get("body")))
+            prompts.update(workflow_prompts(payload.get("body")))
         elif event.kind == "platform" and kind == "prompt played":
-            found.extend(_prompt(payload, prompts, files))
+            found.extend(prompt_segment(payload, prompts, files))
         elif event.kind == "platform" and kind == "beep played":
             at = _number(payload.get("at"))
             if at is not None:
@@ -81,7 +81,9 @@ def segments(
     return sorted((s for s in clipped if s is not None), key=lambda s: (s.start, s.channel))
 
 
-def _workflow_prompts(body: object) -> dict[tuple[str, int], dict[str, Any]]:
+def workflow_prompts(body: object) -> dict[tuple[str, int], dict[str, Any]]:
+    """The prompts of a Workflow's JSON text by (operation id, index): a recognize's or a
+    record's own prompts under its own id too. Nothing for anything else."""
     if not isinstance(body, str) or '"actions"' not in body:
         return {}
     try:
@@ -105,11 +107,13 @@ def _workflow_prompts(body: object) -> dict[tuple[str, int], dict[str, Any]]:
     return out
 
 
-def _prompt(
+def prompt_segment(
     payload: dict[str, Any],
     prompts: dict[tuple[str, int], dict[str, Any]],
     files: dict[str, bytes],
 ) -> list[Segment]:
+    """The sound of a ``prompt played`` payload (none, or one segment), with the fields of its
+    Workflow's prompt (``prompts``) and a file prompt's audio (``files``, by URI)."""
     at, end = _number(payload.get("at")), _number(payload.get("end"))
     op, index = payload.get("operation_id"), payload.get("index")
     if at is None or end is None or end <= at:

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from emulator.calling import exchange_rules as X
-from emulator.calling.caller import At, Released, Step, Talk, describe
-from emulator.calling.calllog import LIVE_TIMER, CallLog, CallStore, Listener, transcript_rows
+from emulator.calling.caller import describe
+from emulator.calling.calllog import CallLog, CallStore, Listener, transcript_rows
 from emulator.calling.delivery import Deliverer, Delivery
-from emulator.calling.effects import Heard, Listen, Steps, Wait
+from emulator.calling.effects import Steps, Wait
 from emulator.calling.engine import (
     CallProgress,
     EngineConfig,
@@ -31,9 +31,8 @@ from emulator.calling.engine import (
     reject_workflow,
     run_workflow,
 )
-from emulator.calling.events import CallerSpoke, EndReason
+from emulator.calling.events import EndReason
 from emulator.calling.faults import Injector
-from emulator.calling.live import OPEN_TALK
 from emulator.calling.judging import (
     Judged,
     forced_refusal,
@@ -42,6 +41,7 @@ from emulator.calling.judging import (
     raw_app_state,
     usable_callback,
 )
+from emulator.calling.liveplay import play_live
 from emulator.calling.model import CallState, Conversation, RecordOutcome, Workflow
 from emulator.calling.outgoing import (
     conversation,
@@ -51,7 +51,6 @@ from emulator.calling.posting import Poster
 from emulator.calling.prompt_files import PromptFiles, PromptSpeech, listen_phrases
 from emulator.calling.rules import RuleContext, first_operation_id
 from emulator.calling.settings import CallReport, CallSettings
-from emulator.calling.speech import Sound
 from emulator.calling.wire import encode
 from emulator.findings import Finding, Severity
 from emulator.ids import new_id
@@ -101,7 +100,7 @@ class CallSession(CallLog):
         patterns = [*(rule.pattern for rule in self.caller.rules), *settings.listen_for]
         phrases = listen_phrases(patterns)
         self.prompt_files = PromptFiles(self, cache, timeout=settings.media_timeout,
-                                        phrases=phrases)  # fmt: skip
+                                        phrases=phrases, keep=settings.live)  # fmt: skip
         self.prompt_speech = PromptSpeech(self)
 
     def uuid(self) -> str:
@@ -307,7 +306,7 @@ class CallSession(CallLog):
             config = replace(config, spoken=(yield from self.prompt_speech.measure(workflow)))
         run = run_workflow(workflow, self.caller, self.progress, config)
         if self.settings.live:
-            run = yield from self.play_live(workflow, run, config)
+            run = yield from play_live(self, workflow, run, config)
         else:
             yield from self.replay(workflow, run)
         return run, workflow.callback, workflow.app_state
@@ -363,87 +362,3 @@ class CallSession(CallLog):
         kinds = ", ".join(a.kind.value for a in workflow.actions)
         callback = "" if workflow.callback else " (no callback)"
         self.record(EventKind.NOTE, {"summary": f"Workflow [{kinds}]{callback}"})
-
-    def play_live(
-        self, workflow: Workflow, run: WorkflowRun, config: EngineConfig
-    ) -> Steps[WorkflowRun]:
-        """Play ``run`` in real time as ``replay`` does, listening for the live caller. When it
-        acts, the act joins the caller's steps at that moment (``At``) and the Workflow runs
-        again from where it began: the engine is pure, so the run is the same up to that
-        moment, and playing goes on from the first row not yet recorded. A prompt's row is
-        recorded when the prompt has played out (a barge-in may cut it), with the time it began,
-        as in every other call; the listener hears ``live.playing`` when it begins."""
-        self.note_workflow(workflow)
-        played = 0
-        while True:
-            heard: Step | Released | None = None
-            for at, kind, payload in list(self.rows(run))[played:]:
-                heard = yield from self.play_row(at, kind, payload)
-                if heard is not None:
-                    break
-                played += 1
-            else:
-                heard = yield from self.listen(run.progress.now)
-                if heard is None:
-                    return run
-            if isinstance(heard, Released):
-                steps = self.released(heard, run)
-            else:
-                steps = (*self.caller.steps, At(self.vtime), heard)
-            self.caller = replace(self.caller, steps=steps)
-            run = run_workflow(workflow, self.caller, self.progress, config)
-
-    def released(self, released: Released, run: WorkflowRun) -> tuple[Step, ...]:
-        """The caller's steps with the talk its hold opened ending now, and the microphone's
-        audio kept (``Poster.clips``) for the recording that holds the talk."""
-        steps = list(self.caller.steps)
-        index = next((i for i in range(len(steps) - 1, 0, -1) if steps[i] == Talk(OPEN_TALK)
-                      and isinstance(steps[i - 1], At)), None)  # fmt: skip
-        if index is None:
-            return tuple(steps)
-        held = steps[index - 1]
-        assert isinstance(held, At)
-        began = next((e.at for e in run.events if isinstance(e, CallerSpoke) and e.text is None
-                      and e.at >= held.at - 1e-9), held.at)  # fmt: skip
-        steps[index] = Talk(max(0.01, self.vtime - began))
-        skip = (began - held.at) * (self.settings.pace or 1.0)  # real seconds held before
-        self.poster.keep(began, Sound(released.sound, released.rate, skip))
-        return tuple(steps)
-
-    def play_row(
-        self, at: float, kind: str, payload: JSONObject
-    ) -> Steps[Step | Released | None]:
-        """Record one row when its time comes (a prompt's when it ends), unless the live caller
-        acts first: then its act, and the row is left unrecorded."""
-        heard = yield from self.listen(at)
-        if heard is not None:
-            return heard
-        if kind == LIVE_TIMER:  # told to the page, not recorded
-            if self.listener is not None:
-                self.listener(kind, payload, at)
-            return None
-        end = payload.get("end") if payload.get("kind") == "prompt played" else None
-        if isinstance(end, int | float) and end > at:
-            if self.listener is not None:
-                self.listener("live.playing", payload, at)
-            heard = yield from self.listen(end)
-            if heard is not None:
-                return heard
-        now, self.vtime = self.vtime, at
-        self.record(kind, payload)
-        self.vtime = now
-        return None
-
-    def listen(self, to: float) -> Steps[Step | Released | None]:
-        """Let virtual time run to ``to`` in real time at the call's pace, unless the live
-        caller acts first: its act, virtual time then standing at that moment."""
-        if to <= self.vtime:
-            return None
-        pace = self.settings.pace or 1.0  # a live call runs in real time
-        heard = yield Listen((to - self.vtime) * pace)
-        if heard is None:
-            self.vtime = to
-            return None
-        assert isinstance(heard, Heard)
-        self.vtime = min(to, self.vtime + heard.after / pace)
-        return heard.step

@@ -37,7 +37,6 @@ import math
 import operator
 import random
 import struct
-import sys
 import wave
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from typing import Final, Literal, NamedTuple
 
 import av
 
-from emulator.audio.pcm import fit, wav_mono
+from emulator.audio.pcm import fit, wav_bytes, wav_mono
 from emulator.audio.shared import shared_synthesizer
 from emulator.audio.synth import Speech, Synthesizer
 from emulator.audio.tones import talk
@@ -153,7 +152,7 @@ def encode_recording(
         raise MediaError(f"cannot encode a recording as {fmt.value}", MediaProblem.BAD_REQUEST)
     pcm = synthesize(seconds, speech, seed=seed, synthesizer=synthesizer)
     if fmt is RecordingFormat.WAV:
-        return _wav_bytes(pcm)
+        return wav_bytes(pcm)
     if fmt is RecordingFormat.MP3:
         return _pyav_encode(pcm, "mp3", "libmp3lame", {"id3v2_version": "0", "fflags": "+bitexact"})
     # wmav2 codes whole 512-sample frames, and FFmpeg's decoder drops the first one (the MDCT
@@ -210,19 +209,6 @@ def _mix(pcm: array.array[int], at: int, sound: array.array[int]) -> None:
         sound = array.array("h", (max(-_PEAK, min(_PEAK, v)) for v in sound))
     end = at + len(sound)
     pcm[at:end] = array.array("h", map(operator.add, pcm[at:end], sound))
-
-
-def _wav_bytes(pcm: array.array[int]) -> bytes:
-    samples = array.array("h", pcm)
-    if sys.byteorder == "big":
-        samples.byteswap()
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SAMPLE_RATE)
-        w.writeframes(samples.tobytes())
-    return buf.getvalue()
 
 
 def _pyav_encode(

@@ -17,13 +17,13 @@ from emulator.calling.faults import Injector
 from emulator.calling.judging import JSON_TYPE
 from emulator.calling.media import CONTENT_TYPES, encode_recording
 from emulator.calling.model import RecordOutcome
-from emulator.calling.speech import Sound, SpeechSpan, spoken_words
 from emulator.calling.outgoing import (
     multipart_body,
     recording_cut,
     recording_event,
     request_headers,
 )
+from emulator.calling.speech import Sound, SpeechSpan, spoken_words
 from emulator.calling.tokens import TokenUnavailable
 from emulator.ids import new_id
 from emulator.jsonutil import JSONObject

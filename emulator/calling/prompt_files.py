@@ -43,12 +43,15 @@ class PromptFiles:
         *,
         timeout: float,
         phrases: tuple[str, ...] = (),
+        keep: bool = False,
     ) -> None:
-        """``phrases``: what recognition listens for in the files (``listen_phrases``)."""
+        """``phrases``: what recognition listens for in the files (``listen_phrases``);
+        ``keep``: the transcript keeps each file's bytes (a live call, whose page plays them)."""
         self.log = log
         self.cache = cache
         self.timeout = timeout
         self.phrases = phrases
+        self.keep = keep
         self.reported: set[str] = set()
 
     def fetch(self, workflow: Workflow) -> Steps[dict[str, Media]]:
@@ -94,7 +97,8 @@ class PromptFiles:
             payload["recognition"] = {"engine": shared_recognizer().engine, "mode": heard.mode,
                                       "phrases": list(heard.phrases), "seconds": heard.seconds,
                                       "cut": heard.cut}  # fmt: skip
-        self.log.record(EventKind.PLATFORM, {"summary": summary, **payload})
+        self.log.record(EventKind.PLATFORM, {"summary": summary, **payload},
+                        data if self.keep else None)  # fmt: skip
         if heard is None:
             return Media(seconds=info.seconds)
         return Media(seconds=info.seconds, text=heard.text, listened=self.phrases)

@@ -31,8 +31,8 @@ PromptTiming = Literal["estimate", "speech"]
 as long as its synthesized audio (docs/audio.md)."""
 PROMPT_TIMINGS: Final[tuple[PromptTiming, ...]] = get_args(PromptTiming)
 PROMPT_TIMING_ENV: Final = "BOTEMU_PROMPT_TIMING"
-"""The prompt timing of calls whose settings do not choose one (``botemu test --prompt-timing``
-sets it for its run); ``estimate`` when unset or not a timing."""
+"""The prompt timing of calls whose settings do not choose one (a run's ``--prompt-timing`` and
+a scenario's ``platform: {prompt_timing}`` do); ``estimate`` when unset or not a timing."""
 
 
 def default_prompt_timing() -> PromptTiming:

@@ -436,7 +436,10 @@ class _Driver:
             text = step.text if isinstance(step, Say) else None
             end = t + (speech_seconds(step.text) if isinstance(step, Say) else step.seconds)
             self.events.append(CallerSpoke(t, end, text))
-            self.react(t, self.machine.speech(t, end, text), f"speech {text!r}" if text else "talk")
+            reaction = self.machine.speech(t, end, text)
+            self.react(t, reaction, f"speech {text!r}" if text else "talk")
+            if reaction is True and not self.stop_before(end):
+                self.events.append(timer(self.machine, end))  # the silence counts from here
             if self.result is None and isinstance(step, Talk) and step.then:
                 if not self.stop_before(end):
                     return self.keys(step.then, end, DEFAULT_DIGIT_GAP)

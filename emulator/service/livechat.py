@@ -45,7 +45,7 @@ import logging
 import secrets
 from dataclasses import dataclass, field
 
-from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp import WSMsgType, web
 
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import BotAnswer, TokenKind
@@ -54,13 +54,13 @@ from emulator.guard import GUARD, Guard
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.bootstrap import bootstrap_middleware
 from emulator.service.livechat_skill import Declared, Given, SkillManifest, picked
+from emulator.service.livesocket import MAX_FRAME, PROTOCOL, LiveSocket, Sent
 from emulator.service.state import CONTROL, EMULATOR, USER, Emulator
 from emulator.transcripts.store import TranscriptError
 
 log = logging.getLogger(__name__)
 
 LIVE_CHAT_PATH = f"{CONTROL}/live/chat"
-PROTOCOL = "botemu.live.v1"
 SECRET_PROTOCOL = "botemu.secret."
 META_TOKEN, META_URL = "botemu-live-token", "botemu-live-chat"
 DEFAULT_MAX_LIVE = 20
@@ -74,54 +74,24 @@ STRUCTURED = ("value", "membersAdded", "membersRemoved", "reactionsAdded", "reac
 MAX_VALUE = 32 * 1024
 """Bytes of one structured field, as compact JSON."""
 MAX_DEPTH = 32
-MAX_FRAME = 256 * 1024
-"""Bytes of one frame from the page; past it, aiohttp closes the socket (1009)."""
-MAX_PENDING, MAX_OUTBOX = 16, 1000
-"""Frames waiting to be acted on; messages waiting for the page (past it: ``dropped``)."""
+MAX_PENDING = 16
+"""Frames waiting to be acted on."""
 SOCKETS_PER_LIVE = 2
 """Open sockets per allowed live conversation (pages that have not started one yet count too)."""
 CLOSED_REASON = "web chat closed"
-Sent = JSONObject
 
 
 @dataclass(eq=False)
-class Session:
-    """One socket: its outbox (the writer task drains it), its inbox of frames to act on (the
-    worker task), and its conversation."""
+class Session(LiveSocket):
+    """One socket of a page (``LiveSocket``), its inbox of frames to act on (the worker task),
+    and its conversation."""
 
-    ws: web.WebSocketResponse
-    outbox: asyncio.Queue[Sent] = field(default_factory=lambda: asyncio.Queue(MAX_OUTBOX))
     inbox: asyncio.Queue[JSONObject] = field(default_factory=lambda: asyncio.Queue(MAX_PENDING))
     conversation_id: str | None = None
     app_id: str | None = None
-    dropped: int = 0
     skill: SkillManifest | None = None
     expecting: Declared | None = None
     """The declared activity whose resultValue the bot's next endOfConversation answers."""
-
-    def push(self, message: Sent) -> None:
-        if self.dropped and self.outbox.qsize() < MAX_OUTBOX - 1:
-            self.outbox.put_nowait({"op": "dropped", "count": self.dropped})
-            self.dropped = 0
-        try:
-            self.outbox.put_nowait(message)
-        except asyncio.QueueFull:
-            self.dropped += 1
-
-    def refuse(self, ref: JSON, error: str) -> None:
-        self.push({"op": "refused", "ref": ref, "error": error})
-
-    async def write(self) -> None:
-        try:
-            while not self.ws.closed:
-                message = await self.outbox.get()
-                # ASCII: a lone surrogate in what a bot sent is escaped, not a UnicodeEncodeError
-                await self.ws.send_str(json.dumps(message))
-        except ConnectionError:
-            return  # the page went away
-        except Exception:  # the page must learn that nothing more will come
-            log.exception("web chat: cannot write to the page")
-            await self.ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"botemu failed")
 
 
 class LiveChat:

@@ -42,7 +42,8 @@ from aiohttp import WSMsgType, web
 
 from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.bootstrap import bootstrap_middleware
-from emulator.service.livechat import LIVECHAT, MAX_FRAME, PROTOCOL, Session
+from emulator.service.livechat import LIVECHAT, Session
+from emulator.service.livesocket import MAX_FRAME, PROTOCOL
 from emulator.service.phone import LiveCall, LivePhone, PhoneRefused
 from emulator.service.state import CONTROL, EMULATOR
 
@@ -81,9 +82,10 @@ class Line:
             if held is not None:
                 raise PhoneRefused("this page is in a call: hang up first")
             self.call = self.phone.call(self.session.push, frame.get("bot"), _pace(frame),
-                                        frame.get("caller"))
+                                        frame.get("caller"), self.session.push_bytes)  # fmt: skip
         elif op == "resume":
-            self.call = self.phone.attach(frame.get("call_id"), self.session.push)
+            self.call = self.phone.attach(frame.get("call_id"), self.session.push,
+                                          self.session.push_bytes)  # fmt: skip
         elif op in OPS:
             if held is None:
                 raise PhoneRefused("no call: place one first (Call)")

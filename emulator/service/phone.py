@@ -22,18 +22,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
+from emulator.audio.timeline import Segment
 from emulator.calling.live import LiveCaller, LiveInputError
 from emulator.calling.outgoing import CallerIdentity, CallerIdentityError
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.settings import CallReport
 from emulator.calling.tokens import LocalTokens
 from emulator.jsonutil import JSON, JSONObject
+from emulator.service.phone_audio import MAX_RENDERING, PromptAudio
 from emulator.service.state import Emulator
 
 log = logging.getLogger(__name__)
 
 Sent = JSONObject
 Push = Callable[[Sent], None]
+PushAudio = Callable[[bytes], None]
 DEFAULT_MAX_LIVE = 20
 GRACE = 30.0
 """Seconds a live call outlives its page before the caller hangs up."""
@@ -41,7 +44,8 @@ MAX_CALL_SECONDS = 3600.0
 MAX_WORKFLOW_BYTES = 64 * 1024
 """A Workflow larger than this is not sent to the page (the log view has it)."""
 PASSED = ("kind", "summary", "at", "end", "text", "file_uri", "operation_id", "interrupted",
-          "index", "rule", "severity", "message", "where", "reason", "from", "to")  # fmt: skip
+          "index", "rule", "severity", "message", "where", "reason", "from", "to", "deadline",
+          "limit", "recognized_text")  # fmt: skip
 """The members of an event's payload the page is sent (bodies and headers stay in the store)."""
 
 
@@ -54,11 +58,14 @@ class LiveCall:
     """One live call: its caller, the task that runs it, and the page it reports to."""
 
     bot: str
+    speaker: PromptAudio
     caller: LiveCaller = field(default_factory=LiveCaller)
     push: Push | None = None
+    push_audio: PushAudio | None = None
     call_id: str | None = None
     task: asyncio.Task[CallReport] | None = None
     orphaned: asyncio.TimerHandle | None = None
+    speaking: set[asyncio.Task[None]] = field(default_factory=set)
 
     def act(self, op: str, frame: JSONObject) -> None:
         """The person's act (``press``, ``say``, ``talk``, ``hold``, ``release``, ``hangup``);
@@ -101,12 +108,41 @@ class LiveCall:
             words = str(payload.get("summary", "")).split()  # "call <id> from <caller>"
             self.call_id = words[1] if len(words) > 1 else None
             self.tell({"op": "started", "call_id": self.call_id, "bot": self.bot})
+        self.listen(kind, payload)
         shown: JSONObject = {k: payload[k] for k in PASSED if k in payload}
         message: Sent = {"op": "event", "kind": kind, "vtime": round(vtime, 3), "payload": shown}
         workflow = _workflow(payload) if kind == "http.response" else None
         if workflow is not None:
             message["workflow"] = workflow
         self.tell(message)
+
+
+    def listen(self, kind: str, payload: JSONObject) -> None:
+        """What the loudspeaker needs of an event: the Workflows' prompts, the prompt files
+        fetched, and each prompt as it begins (its audio rendered and sent to the page)."""
+        if kind == "http.response":
+            self.speaker.workflow(payload.get("body"))
+        elif kind == "platform" and isinstance(uri := payload.get("uri"), str) and self.call_id:
+            self.speaker.fetched(self.call_id, uri)
+        elif kind == "live.playing" and self.push_audio is not None:
+            segment = self.speaker.segment(payload)
+            if segment is not None and self.speaker.rendering < MAX_RENDERING:
+                self.speaker.rendering += 1
+                task = asyncio.get_running_loop().create_task(self.speak(payload, segment))
+                self.speaking.add(task)
+                task.add_done_callback(self.speaking.discard)
+
+    async def speak(self, payload: JSONObject, segment: Segment) -> None:
+        """Render a prompt's audio off the event loop and send it to the page."""
+        try:
+            frame = await asyncio.to_thread(self.speaker.frame, payload, segment)
+        except Exception:  # the prompt's text still shows; the log says why it is silent
+            log.exception("live phone: cannot render the audio of a prompt")
+            return
+        finally:
+            self.speaker.rendering -= 1
+        if self.push_audio is not None:
+            self.push_audio(frame)
 
 
 class LivePhone:
@@ -125,9 +161,17 @@ class LivePhone:
         return [{"app_id": b.app_id, "name": b.name or b.app_id, "url": b.calling_endpoint}
                 for b in self.emulator.config.bots if b.calling_endpoint]  # fmt: skip
 
-    def call(self, push: Push, url: JSON, pace: float = 1.0, caller: JSON = None) -> LiveCall:
+    def call(
+        self,
+        push: Push,
+        url: JSON,
+        pace: float = 1.0,
+        caller: JSON = None,
+        push_audio: PushAudio | None = None,
+    ) -> LiveCall:
         """Place a live call to ``url`` (a registered bot's calling endpoint, or any http(s)
-        URL), reporting to ``push``; ``caller`` chooses who calls (``caller_identity``)."""
+        URL), reporting to ``push`` (and the prompts' audio to ``push_audio``); ``caller``
+        chooses who calls (``caller_identity``)."""
         if not isinstance(url, str) or len(url) > 2048:
             raise PhoneRefused("bot is the calling URL of a bot (at most 2,048 characters)")
         parts = urlsplit(url)
@@ -136,7 +180,7 @@ class LivePhone:
         if len(self.calls) >= self.max_live:
             raise PhoneRefused(f"too many live calls ({len(self.calls)} of {self.max_live}): "
                                "hang one up, or botemu serve --max-live N")  # fmt: skip
-        live = LiveCall(url, push=push)
+        live = LiveCall(url, PromptAudio(self.emulator.store), push=push, push_audio=push_audio)
         settings = replace(self.settings(url, pace), caller_id=caller_identity(caller))
         live.task = asyncio.create_task(self.run(live, settings))
         self.calls.add(live)
@@ -169,13 +213,13 @@ class LivePhone:
     def detach(self, live: LiveCall) -> None:
         """The page went away: the caller hangs up unless a page takes the call up within the
         grace period."""
-        live.push = None
+        live.push = live.push_audio = None
         if live.task is None or live.task.done() or live.orphaned is not None:
             return
         loop = asyncio.get_running_loop()
         live.orphaned = loop.call_later(self.grace, _hang_up, live)
 
-    def attach(self, call_id: JSON, push: Push) -> LiveCall:
+    def attach(self, call_id: JSON, push: Push, push_audio: PushAudio | None = None) -> LiveCall:
         """A page takes up the live call ``call_id`` again."""
         live = next((c for c in self.calls if c.call_id == call_id), None)
         if live is None:
@@ -183,7 +227,7 @@ class LivePhone:
         if live.orphaned is not None:
             live.orphaned.cancel()
             live.orphaned = None
-        live.push = push
+        live.push, live.push_audio = push, push_audio
         return live
 
     async def close(self) -> None:

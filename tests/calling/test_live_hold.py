@@ -56,7 +56,7 @@ async def test_a_held_talk_is_the_microphones_audio_in_the_recording_the_bot_sav
             while not any(k == "live.timer" for k, _, _ in watch.events):
                 watch.changed.clear()
                 await watch.changed.wait()
-        [(_, timer, opened)] = [(k, p, v) for k, p, v in watch.events if k == "live.timer"]
+        [timer] = [p for k, p, _ in watch.events if k == "live.timer"]
         assert timer["reason"] == "initialSilenceTimeout" and timer["limit"] is not None
         caller.hold()
         for _ in range(3):  # three chunks of 0.1 s: 3 virtual seconds at this pace
@@ -67,9 +67,18 @@ async def test_a_held_talk_is_the_microphones_audio_in_the_recording_the_bot_sav
         caller.hang_up()
         report = await asyncio.wait_for(call, 20)
         said = outcomes(store, report.call_id)
+        rows = [e.payload for e in store.events(report.call_id)]
     assert report.end_reason in (EndReason.BOT_HUNG_UP, EndReason.CALLER_HUNG_UP)
     [recorded] = [s for s in said if "recordOutcome" in s or "completedSilenceDetected" in s]
     assert "completedSilenceDetected" in recorded
+    # The held talk and the recording are recorded once, as they ended (not as the hold opened
+    # them), and the page was told the silence timer when the talk ended.
+    [talked] = [r for r in rows if r.get("kind") == "caller spoke"]
+    [made] = [r for r in rows if r.get("kind") == "recording made"]
+    assert 2.5 < float(talked["end"]) - float(talked["at"]) < 4.5
+    assert float(made["end"]) == pytest.approx(float(talked["end"]) + 5, abs=0.01)
+    reasons = [p["reason"] for k, p, _ in watch.events if k == "live.timer"]
+    assert reasons == ["initialSilenceTimeout", "maxRecordingTimeout", "completedSilenceDetected"]
     [saved] = list(folder.glob(f"{report.call_id}*.wav"))
     with wave.open(str(saved), "rb") as w:
         assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (1, 2, 16000)

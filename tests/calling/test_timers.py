@@ -52,15 +52,16 @@ def test_a_barge_in_before_the_prompt_ends_sets_no_initial_timer() -> None:
     assert events(result, TimerSet) == []  # the key came first and completed the menu
 
 
-def test_a_record_sets_its_timer_when_recording_starts_and_speech_moves_it_to_silence() -> None:
+def test_a_record_sets_its_timer_when_recording_starts_and_speech_moves_it_to_silence_after_it() -> None:
     result = run([record()], "talk 5s")
-    opened, spoke = events(result, TimerSet)
+    opened, spoke, quiet = events(result, TimerSet)
     start = PROMPT + BEEP
     assert (opened.at, opened.reason) == (pytest.approx(start), "initialSilenceTimeout")
     assert opened.deadline == pytest.approx(start + 4)
     assert opened.limit == pytest.approx(start + 30)  # the maximum duration's end
     assert (spoke.at, spoke.reason) == (pytest.approx(start), "completedSilenceDetected")
     assert spoke.deadline == pytest.approx(start + 5 + 3)
+    assert quiet.at == pytest.approx(start + 5) and quiet.deadline == spoke.deadline  # it ended
 
 
 def test_timers_are_rows_of_a_live_call_only_and_a_run_of_keys_stays_one_row() -> None:

@@ -20,7 +20,8 @@ import os
 import shutil
 import threading
 import urllib.request
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -72,6 +73,14 @@ def load_example(name: str) -> ModuleType:
 def chromium() -> Iterator[Browser]:
     """The system's Chromium, headless, in a fresh profile (Playwright makes a new temporary
     user-data dir for each launch and deletes it at close)."""
+    with launched() as browser:
+        yield browser
+
+
+@contextmanager
+def launched(flags: Sequence[str] = ()) -> Iterator[Browser]:
+    """The system's Chromium launched as ``chromium`` does, with more ``flags``; skips the test
+    without the browser or playwright."""
     if not CHROMIUM.exists():
         pytest.skip(
             f"no browser: {CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
@@ -84,7 +93,7 @@ def chromium() -> Iterator[Browser]:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             headless=True,
-            args=CHROMIUM_FLAGS,
+            args=[*CHROMIUM_FLAGS, *flags],
             timeout=30_000,
         )
         try:

@@ -11,8 +11,11 @@ that the bot's 9-second menu lasts under two seconds. Every wait is bounded.
 
 from __future__ import annotations
 
+import array
+import math
 import os
 import shutil
+import wave
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,11 +24,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from emulator.config import BotRegistration
-from tests.logview.conftest import LiveBotemu, load_example
+from emulator.audio.pcm import SAMPLE_RATE, wav_bytes
+from tests.audio.sound import goertzel
+from tests.logview.conftest import LiveBotemu, launched, load_example
 from tests.support import free_port
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
     from tests.logview.conftest import Tab
 
@@ -34,6 +39,7 @@ pytestmark = pytest.mark.browser
 SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "phone.png"
 IVR_APP_ID = "33333333-4444-5555-6666-777777777777"
 WAIT_MS = 15_000
+TONE = 440.0
 
 
 def expect(target: Any) -> Any:
@@ -54,7 +60,30 @@ class PhoneBotemu(LiveBotemu):
 
     def start(self) -> None:
         super().start()
-        self.run(self._serve(load_example("ivr_bot").make_app(), self.ivr_port))
+        self.voicemail = self.root / "voicemail"
+        self.voicemail.mkdir()
+        bot = load_example("ivr_bot").make_app(voicemail_dir=self.voicemail)
+        self.run(self._serve(bot, self.ivr_port))
+
+
+def fake_microphone(path: Path, seconds: float = 5.0) -> Path:
+    """A WAV of a 440 Hz tone, for Chromium's fake microphone (it loops the file)."""
+    n = round(seconds * SAMPLE_RATE)
+    path.write_bytes(wav_bytes(array.array("h", (round(9000 * math.sin(2 * math.pi * TONE * i / SAMPLE_RATE))
+                                                  for i in range(n)))))  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """The system's Chromium as the log view's tests launch it, with a fake microphone that
+    hears a 440 Hz tone, granted without asking, and sound allowed without a click."""
+    microphone = fake_microphone(tmp_path_factory.mktemp("microphone") / "tone.wav")
+    flags = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+             f"--use-file-for-fake-audio-capture={microphone}",
+             "--autoplay-policy=no-user-gesture-required"]  # fmt: skip
+    with launched(flags) as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +156,69 @@ def test_the_phone_screenshot(live: PhoneBotemu, tab: Tab) -> None:
         SCREENSHOT.write_bytes(picture)
     page.get_by_role("button", name="Hang up", exact=True).click()
     expect(page.locator("#phone-status")).to_contain_text("Call ended", timeout=WAIT_MS)
+
+
+def test_a_key_during_a_prompt_cuts_it_and_its_audio_plays_until_then(
+    live: PhoneBotemu, tab: Tab
+) -> None:
+    page = call(tab)
+    # The welcome prompt's audio arrives as it begins, and the page plays it.
+    expect(page.locator("#phone-sound")).to_contain_text("s of audio (eSpeak NG", timeout=WAIT_MS)
+    expect(page.locator("#phone-playing")).to_contain_text("For sales, press 1", timeout=WAIT_MS)
+    page.get_by_role("button", name="2", exact=True).click()  # the menu allows barge-in
+    ladder = page.locator("#phone-ladder")
+    expect(ladder).to_contain_text("press 3 or say voicemail.' (cut off)", timeout=WAIT_MS)
+    expect(ladder).to_contain_text("choice=support")
+    assert int(page.locator("#phone-sound").get_attribute("data-played") or 0) >= 2
+    page.get_by_role("button", name="Hang up", exact=True).click()
+    expect(page.locator("#phone-status")).to_contain_text("Call ended", timeout=WAIT_MS)
+    assert not tab.errors
+
+
+def test_the_caller_chosen_on_the_page_places_the_call(live: PhoneBotemu, tab: Tab) -> None:
+    page = tab.page
+    page.goto("/#/phone?pace=0.2")
+    expect(page.locator("#phone-status")).to_contain_text("Ready")
+    page.get_by_text("Caller", exact=True).click()
+    page.get_by_label("Caller identity").fill("8:alice")
+    page.get_by_label("Display name").fill("Alice Example")
+    page.get_by_role("button", name="Call", exact=True).click()
+    expect(page.locator("#phone-ladder")).to_contain_text("from Alice Example (8:alice)",
+                                                          timeout=WAIT_MS)  # fmt: skip
+    page.get_by_role("button", name="Hang up", exact=True).click()
+    expect(page.locator("#phone-status")).to_contain_text("Call ended", timeout=WAIT_MS)
+
+
+def test_hold_to_record_gives_the_bot_the_microphone_in_a_recording(
+    live: PhoneBotemu, tab: Tab
+) -> None:
+    page = call(tab)
+    page.keyboard.press("3")  # voicemail
+    timer = page.locator("#phone-timer")
+    expect(timer).to_contain_text("recording ends in", timeout=WAIT_MS)  # the record's timers
+    expect(timer).to_contain_text("initial silence")
+    hold = page.get_by_role("button", name="Hold to record")
+    hold.hover()
+    page.mouse.down()
+    expect(page.locator("#phone-mic")).to_contain_text("Recording from the microphone")
+    expect(timer).to_contain_text("maximum duration")  # talking: the silence timer waits
+    page.wait_for_timeout(1200)  # 1.2 s of microphone: 6 s of the call at this pace
+    page.mouse.up()
+    expect(timer).to_contain_text("silence:")
+    expect(page.locator("#phone-playing")).to_contain_text("message has been recorded",
+                                                           timeout=WAIT_MS)  # fmt: skip
+    call_id = (page.locator("#phone-call-page").get_attribute("href") or "").removeprefix("#/calls/")
+    [saved] = list(live.voicemail.glob(f"{call_id}*"))
+    assert saved.suffix == ".wav"  # the format the bot asked for
+    with wave.open(str(saved), "rb") as w:
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (1, 2, SAMPLE_RATE)
+        samples = array.array("h", w.readframes(w.getnframes()))
+    recorded = [e.payload for e in live.store.events(call_id)
+                if e.payload.get("kind") == "recording made"]  # fmt: skip
+    [made] = recorded
+    length = float(made["end"]) - float(made["at"])
+    assert abs(len(samples) / SAMPLE_RATE - length) < 0.05  # as long as the outcome says
+    assert 8.0 < length < 14.0  # about 6 s of talk, then 5 s of silence ended it
+    heard = samples[: round(1.2 * SAMPLE_RATE)]  # what the microphone heard while held
+    assert goertzel(heard, TONE) > 50 * goertzel(heard, 1000.0)  # the fake microphone's tone
+    assert not tab.errors

@@ -21,11 +21,12 @@ export function bootstrap(doc = document) {
  * "open" | "closed", detail). send(frame) adds a fresh `ref` and returns it (null when closed).
  */
 export class LiveSocket {
-  constructor({ token, path }, { onFrame, onState }) {
+  constructor({ token, path }, { onFrame, onState, onBinary }) {
     this.token = token;
     this.path = path;
     this.onFrame = onFrame;
     this.onState = onState;
+    this.onBinary = onBinary; // (ArrayBuffer): the phone's prompt audio
     this.ws = null;
     this.refs = 0;
   }
@@ -39,14 +40,19 @@ export class LiveSocket {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(`${scheme}//${location.host}${this.path}`, [PROTOCOL, SECRET + this.token]);
     this.ws = ws;
+    ws.binaryType = 'arraybuffer';
     this.onState('connecting');
     ws.addEventListener('open', () => this.onState('open'));
     ws.addEventListener('message', (event) => {
+      if (event.data instanceof ArrayBuffer) {
+        this.onBinary?.(event.data);
+        return;
+      }
       let frame = null;
       try {
         frame = JSON.parse(event.data);
       } catch {
-        return; // botemu sends JSON only
+        return; // botemu's text frames are JSON
       }
       if (frame && typeof frame === 'object') this.onFrame(frame);
     });
@@ -62,6 +68,13 @@ export class LiveSocket {
     const ref = `r${this.refs}`;
     this.ws.send(JSON.stringify({ ...frame, ref }));
     return ref;
+  }
+
+  /** Send a binary frame (the phone's microphone); false when closed. */
+  sendBytes(buffer) {
+    if (!this.isOpen) return false;
+    this.ws.send(buffer);
+    return true;
   }
 
   close() {

@@ -2,16 +2,26 @@
 // socket (livechat-socket.js, to botemu's /_botemu/live/phone) and places the call there; botemu
 // runs it with the platform code every call uses (emulator/service/phone.py) and tells the page
 // each event as it is recorded, and each prompt as it begins. The person acts with the dial pad
-// (or the keyboard: 0-9, *, #), Say, Talk and Hang up. The call is in the store as any other: its
-// page (linked) has the whole ladder, growing live.
+// (or the keyboard: 0-9, *, #), Say, Talk, Hold to record (the microphone; phone-mic.js) and Hang
+// up; the prompts' audio plays as they begin (phone-audio.js), and the action's timers count down
+// as the engine sets them. The call is in the store as any other: its page (linked) has the whole
+// ladder, growing live.
 
 import { h, fill } from './dom.js';
 import { LiveSocket } from './livechat-socket.js';
+import { Microphone } from './phone-mic.js';
+import { Speaker } from './phone-audio.js';
 
 const KEYS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#'];
 const RECENT = 'botemu.phone.recent';
 const MAX_RECENT = 5;
 const MAX_LINES = 300; // ladder lines kept on the page; the call's page has them all
+const TIMERS = {
+  initialSilenceTimeout: 'initial silence',
+  interdigitTimeout: 'between digits',
+  completedSilenceDetected: 'silence',
+  maxRecordingTimeout: 'maximum duration',
+};
 
 /** The bootstrap values for the phone ({token, path}), or null without a running botemu. */
 export function phoneBootstrap(doc = document) {
@@ -45,11 +55,16 @@ export class PhonePage {
     this.boot = phoneBootstrap();
     this.socket = null;
     this.callId = null;
-    this.workflow = null; // the Workflow playing now, for its timers
     this.timer = null;
     this.pace = 1; // real seconds per virtual second
     this.built = false;
     this.keys = (event) => this.key(event);
+    this.speaker = new Speaker((header) => {
+      this.sound.textContent = `🔊 ${header.seconds.toFixed(1)} s of audio (${header.source})`;
+      this.sound.dataset.played = String(this.speaker.played);
+    });
+    this.mic = new Microphone((buffer) => this.socket?.sendBytes(buffer));
+    this.holding = false;
   }
 
   open() {
@@ -75,9 +90,22 @@ export class PhonePage {
       placeholder: 'or a calling URL: http://127.0.0.1:8080/api/calls', size: 40 });
     this.recentList = h('datalist', { id: 'phone-recent' });
     this.callButton = h('button', { id: 'phone-call', type: 'button', onclick: () => this.call() }, 'Call');
+    this.identity = h('input', { id: 'phone-identity', type: 'text', 'aria-label': 'Caller identity',
+      placeholder: '8:alice (made up when empty)', maxlength: 272, size: 22 });
+    this.displayName = h('input', { id: 'phone-display-name', type: 'text', 'aria-label': 'Display name',
+      placeholder: 'Alice Example', maxlength: 256, size: 18 });
+    this.multiparty = h('input', { id: 'phone-multiparty', type: 'checkbox' });
+    const caller = h('details', { class: 'phone-caller' }, h('summary', {}, 'Caller'),
+      this.identity, this.displayName,
+      h('label', {}, this.multiparty, ' multiparty'));
     this.status = h('p', { id: 'phone-status', class: 'muted', role: 'status' }, 'Connecting…');
     this.playing = h('p', { id: 'phone-playing', class: 'phone-playing', 'aria-live': 'polite' }, '');
-    this.timerView = h('p', { id: 'phone-timer', class: 'phone-timer muted' }, '');
+    this.timerView = h('p', { id: 'phone-timer', class: 'phone-timer muted', role: 'timer' }, '');
+    this.sound = h('p', { id: 'phone-sound', class: 'phone-sound muted' }, '');
+    this.soundOn = h('input', { id: 'phone-sound-on', type: 'checkbox', checked: true,
+      onchange: () => { this.speaker.enabled = this.soundOn.checked; if (!this.soundOn.checked) this.speaker.stop(); } });
+    this.micState = h('p', { id: 'phone-mic', class: 'muted' }, '');
+    this.holdButton = h('button', { type: 'button', id: 'phone-hold', 'aria-pressed': 'false' }, 'Hold to record');
     this.pad = h('div', { class: 'phone-pad', role: 'group', 'aria-label': 'Dial pad' },
       KEYS.map((key) => h('button', { type: 'button', class: 'phone-key', 'aria-label': key,
         dataset: { key }, onclick: () => this.act({ op: 'press', keys: key }) }, key)));
@@ -87,24 +115,38 @@ export class PhonePage {
       this.words,
       h('button', { type: 'button', id: 'phone-say', onclick: () => this.say() }, 'Say'),
       h('button', { type: 'button', id: 'phone-talk', onclick: () => this.act({ op: 'talk', seconds: 2 }) }, 'Talk'),
-      h('button', { type: 'button', id: 'phone-hangup', class: 'danger', onclick: () => this.act({ op: 'hangup' }) }, 'Hang up'));
+      this.holdButton,
+      h('button', { type: 'button', id: 'phone-hangup', class: 'danger', onclick: () => this.act({ op: 'hangup' }) }, 'Hang up'),
+      h('label', { class: 'phone-sound-on' }, this.soundOn, ' play the prompts'));
     this.ladder = h('ol', { id: 'phone-ladder', class: 'phone-ladder', 'aria-label': 'What went over the wire' });
     this.link = h('p', { id: 'phone-link', class: 'muted' }, '');
     fill(this.root,
-      h('div', { class: 'phone-top' }, h('h1', {}, 'Phone'), this.bots, this.url, this.recentList, this.callButton),
+      h('div', { class: 'phone-top' }, h('h1', {}, 'Phone'), this.bots, this.url, this.recentList, this.callButton, caller),
       this.status,
       h('div', { class: 'phone-body' },
-        h('div', { class: 'phone-device' }, this.playing, this.timerView, this.pad, controls),
+        h('div', { class: 'phone-device' }, this.playing, this.timerView, this.sound, this.pad, controls, this.micState),
         h('div', { class: 'phone-side' }, this.link, this.ladder)));
     this.words.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') this.say();
     });
+    // Hold to record: pressed with the pointer, or with Space or Enter from the keyboard.
+    const hold = this.holdButton;
+    hold.addEventListener('pointerdown', (event) => { event.preventDefault(); this.hold(); });
+    for (const name of ['pointerup', 'pointerleave', 'pointercancel']) hold.addEventListener(name, () => this.release());
+    hold.addEventListener('keydown', (event) => {
+      if ((event.key === ' ' || event.key === 'Enter') && !event.repeat) { event.preventDefault(); this.hold(); }
+    });
+    hold.addEventListener('keyup', (event) => {
+      if (event.key === ' ' || event.key === 'Enter') { event.preventDefault(); this.release(); }
+    });
+    hold.addEventListener('click', (event) => event.preventDefault());
     this.showRecent();
   }
 
   connect() {
     this.socket = new LiveSocket(this.boot, {
       onFrame: (frame) => this.frame(frame),
+      onBinary: (buffer) => this.speaker.play(buffer, this.pace),
       onState: (state, detail) => {
         if (state === 'open') this.status.textContent = this.callId ? 'Connected again.' : 'Ready: choose a bot and Call.';
         if (state === 'open' && this.callId) this.socket.send({ op: 'resume', call_id: this.callId });
@@ -130,8 +172,36 @@ export class PhonePage {
     this.callId = null;
     // #/phone?pace=0.2 runs the call five times faster than real time (for tests and demos).
     this.pace = Number(new URLSearchParams(location.hash.split('?')[1] || '').get('pace')) || 1;
-    this.socket?.send({ op: 'call', bot: url, pace: this.pace });
+    const caller = { identity: this.identity.value.trim(), display_name: this.displayName.value.trim(),
+      multiparty: this.multiparty.checked };
+    this.speaker.wake(); // a click: the browser lets the page play the prompts from now on
+    this.socket?.send({ op: 'call', bot: url, pace: this.pace, caller });
     this.status.textContent = `Calling ${url}…`;
+  }
+
+  async hold() {
+    if (this.holding || !this.callId) return;
+    this.holding = true;
+    this.holdButton.setAttribute('aria-pressed', 'true');
+    if (!(await this.mic.open())) {
+      this.micState.textContent = `No microphone (${this.mic.problem}): Say puts the typed words in a recording, Talk puts sound.`;
+      this.holding = false;
+      this.holdButton.setAttribute('aria-pressed', 'false');
+      return;
+    }
+    if (!this.holding) return; // let go while the browser was asking
+    this.mic.start();
+    this.act({ op: 'hold' });
+    this.micState.textContent = 'Recording from the microphone: let go to stop.';
+  }
+
+  release() {
+    if (!this.holding) return;
+    this.holding = false;
+    this.holdButton.setAttribute('aria-pressed', 'false');
+    this.mic.stop();
+    this.act({ op: 'release' });
+    this.micState.textContent = '';
   }
 
   say() {
@@ -169,6 +239,8 @@ export class PhonePage {
       this.status.textContent = `Call ended: ${frame.reason}.`;
       this.playing.textContent = '';
       this.stopTimer();
+      this.speaker.stop();
+      this.release();
       this.callId = null;
     } else if (frame.op === 'refused') {
       this.status.textContent = `Refused: ${frame.error}`;
@@ -177,28 +249,37 @@ export class PhonePage {
 
   event(frame) {
     const p = frame.payload || {};
-    if (frame.workflow) this.workflow = frame.workflow;
     if (frame.kind === 'live.playing') {
       this.playing.textContent = p.text || (p.file_uri ? `(file ${p.file_uri})` : '(silence)');
+      this.sound.textContent = '';
       this.stopTimer();
-      const end = Number(p.end), at = Number(p.at);
-      if (end > at) this.timerAfter(p.operation_id, (end - at) * this.pace * 1000);
+      return;
+    }
+    if (frame.kind === 'live.timer') {
+      this.countDown(p, frame.vtime);
       return;
     }
     if (frame.kind === 'platform' && p.kind === 'action') this.stopTimer();
+    if (frame.kind === 'platform' && p.kind === 'prompt played' && p.interrupted) {
+      this.speaker.stop(`${p.operation_id}#${p.index}`);
+      this.playing.textContent = `${this.playing.textContent} (cut off)`;
+    }
     this.line(`${frame.vtime.toFixed(2)} s  ${p.summary || frame.kind}`, frame.kind);
   }
 
-  timerAfter(operationId, delayMs) {
-    const action = (this.workflow?.actions || []).find((a) => a && a.operationId === operationId);
-    if (!action || action.action !== 'recognize') return;
-    const limit = Number(action.initialSilenceTimeoutInSeconds ?? 5);
-    const started = performance.now() + delayMs;
-    this.timer = setInterval(() => {
-      const left = limit - (performance.now() - started) / 1000 / this.pace;
-      if (performance.now() < started) this.timerView.textContent = '';
-      else this.timerView.textContent = left > 0 ? `initial silence: ${left.toFixed(1)} s` : '';
-    }, 100);
+  /** Count the action's timer down, as the engine set it at `vtime` (a live.timer event). */
+  countDown(timer, vtime) {
+    this.stopTimer();
+    const started = performance.now();
+    const label = TIMERS[timer.reason] || timer.reason;
+    const show = () => {
+      const now = vtime + (performance.now() - started) / 1000 / this.pace;
+      const left = Number(timer.deadline) - now;
+      const limit = timer.limit == null ? '' : ` · recording ends in ${Math.max(0, Number(timer.limit) - now).toFixed(1)} s at most`;
+      this.timerView.textContent = left > 0 ? `${label}: ${left.toFixed(1)} s${limit}` : '';
+    };
+    show();
+    this.timer = setInterval(show, 100);
   }
 
   stopTimer() {
