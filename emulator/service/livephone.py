@@ -28,7 +28,8 @@ To the page: ``ready`` (``bots``) once; ``bots``; ``started`` (``call_id``, ``bo
 (``kind``, ``vtime``, ``payload``: the event's summary and its plain members, and ``workflow``
 for a Workflow the bot answered) for every transcript event as it is recorded, and
 ``live.playing`` when a prompt begins; ``ended`` (``reason``, ``errors``, ``warnings``);
-``refused`` (``error``; the call goes on). A page that closes its socket leaves its call for the
+``refused`` (``error``; the call goes on); and binary frames: each prompt's audio as it begins
+(``phone_audio``). A page that closes its socket leaves its call for the
 grace period (``phone.GRACE``).
 """
 

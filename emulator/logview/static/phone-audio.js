@@ -46,7 +46,7 @@ export class Speaker {
     source.buffer = decoded;
     source.playbackRate.value = 1 / pace;
     source.connect(this.context.destination);
-    source.start();
+    source.start(this.context.currentTime + Math.max(0, Number(frame.header.delay) || 0) * pace); // after its leading silence
     this.playing = { source, key: `${frame.header.operation_id}#${frame.header.index}` };
     source.addEventListener('ended', () => {
       if (this.playing?.source === source) this.playing = null;

@@ -60,7 +60,7 @@ export class PhonePage {
     this.built = false;
     this.keys = (event) => this.key(event);
     this.speaker = new Speaker((header) => {
-      this.sound.textContent = `🔊 ${header.seconds.toFixed(1)} s of audio (${header.source})`;
+      this.sound.textContent = `Playing ${header.seconds.toFixed(1)} s of audio (${header.source})`;
       this.sound.dataset.played = String(this.speaker.played);
     });
     this.mic = new Microphone((buffer) => this.socket?.sendBytes(buffer));
