@@ -250,7 +250,8 @@ export class PhonePage {
   event(frame) {
     const p = frame.payload || {};
     if (frame.kind === 'live.playing') {
-      this.playing.textContent = p.text || (p.file_uri ? `(file ${p.file_uri})` : '(silence)');
+      const heard = p.recognized_text ? `: “${p.recognized_text}” (recognised)` : '';
+      this.playing.textContent = p.text || (p.file_uri ? `(file ${p.file_uri})${heard}` : '(silence)');
       this.sound.textContent = '';
       this.stopTimer();
       return;
