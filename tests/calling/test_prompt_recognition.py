@@ -9,10 +9,7 @@ over loopback by a bot in this file that plays it as a menu's prompt.
 
 from __future__ import annotations
 
-import array
-import io
 import json
-import wave
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from emulator.audio.cache import AudioCache
-from emulator.audio.pcm import silence, to_le_bytes
+from emulator.audio.pcm import silence, wav_bytes
 from emulator.audio.recognize import Recognizer, phrase_words
 from emulator.audio.synth import Speech, Synthesizer
 from emulator.calling.caller import CallerScript
@@ -44,23 +41,13 @@ WORDS = "main menu, press one for sales"
 FILES: web.AppKey[dict[str, bytes]] = web.AppKey("files", dict)
 
 
-def _wav_bytes(samples: array.array[int]) -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SAMPLE_RATE)
-        w.writeframes(to_le_bytes(samples))
-    return out.getvalue()
-
-
 @pytest.fixture(scope="module")
 def menu_wav() -> bytes:
     """The prompt file: the words synthesized (female voice), with a little silence around."""
     voice = Synthesizer(AudioCache(None), notice=lambda _: None)
     if voice.engine == "fallback tones":
         pytest.skip("eSpeak NG is not available: the prompt would be tones, not words")
-    return _wav_bytes(silence(0.3) + voice.speak(Speech(WORDS)) + silence(0.3))
+    return wav_bytes(silence(0.3) + voice.speak(Speech(WORDS)) + silence(0.3))
 
 
 @pytest.fixture
@@ -193,7 +180,7 @@ def test_a_grammar_of_the_expected_phrase_hears_it_and_nothing_else(menu_wav: by
     assert heard is not None and heard.mode == "grammar"
     assert heard.text == "main menu"
     other = Synthesizer(AudioCache(None)).speak(Speech("your balance is twelve dollars"))
-    nothing = transcribe_prompt(_wav_bytes(other), ("main menu",))
+    nothing = transcribe_prompt(wav_bytes(other), ("main menu",))
     assert nothing is not None and nothing.text == ""
 
 
