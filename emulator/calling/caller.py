@@ -4,7 +4,7 @@ A script maps one to one onto the ``caller:`` list of a scenario file::
 
     caller:
       - listen                      # hear the next prompt out before acting
-      - press: "2"                  # or {digits: "1234#", gap: 0.5s}
+      - press: "2"                  # or {digits: "1234#", gap: 0.5s, after: 3.6s}
       - say: "sales"                # speech, matched against speechVariation / choice names
       - silence: 6s                 # say nothing (drives timeouts)
       - talk: 4s                    # speak into a recording, then fall silent
@@ -53,10 +53,12 @@ class Listen:
 
 @dataclass(frozen=True, slots=True)
 class Press:
-    """Press keys, ``gap`` seconds apart."""
+    """Press keys, ``gap`` seconds apart, the first ``after`` seconds after the step before
+    (or the turn's start: into a prompt that allows barge-in), with no silence in between."""
 
     digits: str
     gap: float = DEFAULT_DIGIT_GAP
+    after: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +240,8 @@ def _inline_data(part: str, where: str) -> object:
     if not arg:
         return name
     words = arg.split()
-    if name == "press" and len(words) == 3 and words[1] == "gap":
-        return {name: {"digits": words[0], "gap": words[2]}}
+    if name == "press" and len(words) in (3, 5) and set(words[1::2]) <= {"gap", "after"}:
+        return {name: {"digits": words[0], **dict(zip(words[1::2], words[2::2], strict=True))}}
     if name == "talk" and len(words) == 3 and words[1] == "then":
         return {name: {"for": words[0], "then": words[2]}}
     if name == "hangup":
@@ -300,18 +302,20 @@ _EXAMPLES = {
 
 
 def _press(arg: object, where: str) -> Press:
-    gap = DEFAULT_DIGIT_GAP
+    gap, after = DEFAULT_DIGIT_GAP, 0.0
     if isinstance(arg, Mapping):
-        _only_keys(arg, ("digits", "gap"), where)
+        _only_keys(arg, ("digits", "gap", "after"), where)
         if "digits" not in arg:
             raise CallerScriptError(where, "expected 'digits'")
         if "gap" in arg:
             gap = parse_duration(arg["gap"], f"{where}.gap")
+        if "after" in arg:
+            after = parse_duration(arg["after"], f"{where}.after")
         arg = arg["digits"]
     digits = _digits(arg, where)
     if not digits:
         raise CallerScriptError(where, "expected at least one key to press")
-    return Press(digits, gap)
+    return Press(digits, gap, after)
 
 
 def _talk(arg: object, where: str) -> Talk:
@@ -414,9 +418,8 @@ def describe(step: Step) -> str:
     if isinstance(step, At):
         return f"at {step.at:.3f}s"
     if isinstance(step, Press):
-        return f"press {step.digits}" + (
-            f" gap {step.gap:g}s" if step.gap != DEFAULT_DIGIT_GAP else ""
-        )
+        gap = f" gap {step.gap:g}s" if step.gap != DEFAULT_DIGIT_GAP else ""
+        return f"press {step.digits}{gap}" + (f" after {step.after:g}s" if step.after else "")
     if isinstance(step, Say):
         return f"say {step.text}"
     if isinstance(step, Silence):

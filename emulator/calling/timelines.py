@@ -425,7 +425,7 @@ class _Driver:
     def step(self, step: Step, t: float) -> float:
         """Run one step from ``t``; its end time."""
         if isinstance(step, Press):
-            return self.keys(step.digits, t, step.gap)
+            return self.keys(step.digits, t + step.after, step.gap)
         if isinstance(step, Silence):
             end = t + step.seconds
             self.stop_before(end)

@@ -53,13 +53,16 @@ class CallerAct:
 
 @dataclass(frozen=True, slots=True)
 class Heard:
-    """A prompt the platform played: its text, or its file's URI (neither: a silence)."""
+    """A prompt the platform played: its text, or its file's URI (neither: a silence); where
+    it ended, and whether the caller cut it there (a barge-in)."""
 
     seq: int
     at: float
     text: str | None
     file_uri: str | None
     operation_id: str
+    end: float | None = None
+    interrupted: bool = False
 
 
 @dataclass(slots=True)
@@ -168,7 +171,8 @@ def _platform(call: Recorded, event: StoredEvent) -> None:
     elif what == "prompt played":
         at = _number(p.get("at"))
         call.prompts.append(Heard(event.seq, at or 0.0, _text(p.get("text")),
-                                  _text(p.get("file_uri")), _text(p.get("operation_id")) or ""))  # fmt: skip
+                                  _text(p.get("file_uri")), _text(p.get("operation_id")) or "",
+                                  _number(p.get("end")), p.get("interrupted") is True))  # fmt: skip
     elif p.get("recording") is True:
         seconds = _number(p.get("seconds"))
         call.recordings.append((_text(p.get("format")) or "", seconds or 0.0))

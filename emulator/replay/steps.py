@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from emulator.calling.caller import (
     DEFAULT_DIGIT_GAP,
@@ -63,10 +63,13 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """An input action and what the caller did in it."""
+    """An input action and what the caller did in it; where its prompt ended (its start when
+    it has none), and whether the caller cut the prompt there."""
 
     row: ActionRow
     acts: tuple[CallerAct, ...]
+    prompt_end: float | None = None
+    barged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,10 @@ def _turns(
         if isinstance(item, ActionRow):
             last = item
             if item.is_input:
-                turns.append(Turn(item, tuple(pending)))
+                heard = [h for h in call.prompts if h.operation_id == item.operation_id
+                         and item.start - EPSILON <= h.at <= item.end + EPSILON]  # fmt: skip
+                end = max((h.end for h in heard if h.end is not None), default=item.start)
+                turns.append(Turn(item, tuple(pending), end, any(h.interrupted for h in heard)))
                 pending = []
         elif item.kind == "hangup":
             cut = None
@@ -175,7 +181,14 @@ def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
     row, acts = turn.row, _runs(turn.acts)
     out: list[Placed] = []
     first = acts[0]
-    if row.action == "recognize" and first.kind != "silence" and first.at > row.start + EPSILON:
+    # A key that cut the prompt barged in that far into it; any other first act came after the
+    # prompt, heard out (a live caller's, at any moment after it: pressed ``after`` that long).
+    barged = row.action == "recognize" and turn.barged and first.kind == "press"
+    ready = row.start if barged else (turn.prompt_end or row.start)
+    ready = ready if row.action == "recognize" else math.inf  # a record's opens after its beep
+    if not barged and row.action == "recognize" and first.kind != "silence" and (
+        first.at > row.start + EPSILON
+    ):
         out.append(Placed(Listen(), f"{_at(row.start)} {_name(row)}: hear the prompt out"))
     index = 0
     while index < len(acts):
@@ -183,7 +196,11 @@ def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
         index += 1
         where = f"{_at(act.at)} {_name(row)}"
         if act.kind == "press":
-            out += [Placed(step, f"{_at(at)} {_name(row)}") for step, at in _presses(act)]
+            presses = list(_presses(act))
+            if act.at > ready + EPSILON:  # a live caller's moment, with no silence before
+                key, at = presses[0]
+                presses[0] = replace(key, after=_round(act.at - ready)), at
+            out += [Placed(step, f"{_at(at)} {_name(row)}") for step, at in presses]
         elif act.kind == "say":
             out.append(Placed(Say(act.text or ""), where))
         elif act.kind == "talk":
@@ -197,6 +214,7 @@ def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
             if index == len(acts) and abs(act.end - row.end) < EPSILON and not cut:
                 seconds = math.floor(seconds + EPSILON) + 1.0  # cut short by the turn's end
             out.append(Placed(Silence(seconds), where))
+        ready = acts[index - 1].end
     return out
 
 
@@ -227,11 +245,11 @@ def _then(talk: CallerAct, nxt: CallerAct | None) -> str | None:
     return press.digits
 
 
-def _presses(act: CallerAct) -> Iterator[tuple[Press | Silence, float]]:
+def _presses(act: CallerAct) -> Iterator[tuple[Press, float]]:
     """A run of keys as ``press`` steps, each a stretch of equal gaps starting where the step
-    before it ended (a gap the steps cannot make is written as a silence)."""
+    before it ended (a gap the steps cannot make is a pause before the next: ``after``)."""
     keys, times = act.keys, act.times
-    start = 0
+    start, pause = 0, 0.0
     while start < len(keys):
         end = start + 1
         gap = DEFAULT_DIGIT_GAP
@@ -243,13 +261,12 @@ def _presses(act: CallerAct) -> Iterator[tuple[Press | Silence, float]]:
                 if gap < EPSILON and end - start > 1:
                     end -= 1  # the last key at that moment begins the next step
                 else:
-                    yield Press(keys[start:end], _gap(gap, end - start)), times[start]
-                    hole = times[end] - times[end - 1]
-                    yield Silence(_round(hole)), times[end - 1]
+                    yield Press(keys[start:end], _gap(gap, end - start), pause), times[start]
+                    pause = _round(times[end] - times[end - 1])
                     start = end
                     continue
-        yield Press(keys[start:end], _gap(gap, end - start)), times[start]
-        start = end
+        yield Press(keys[start:end], _gap(gap, end - start), pause), times[start]
+        start, pause = end, 0.0
 
 
 def _gap(gap: float, count: int) -> float:

@@ -97,8 +97,10 @@ def step_text(step: Step) -> str:
         return "listen"
     if isinstance(step, Press):
         keys = quote(step.digits)
-        return (f"press: {keys}" if step.gap == DEFAULT_DIGIT_GAP
-                else f"press: {flow([('digits', keys), ('gap', duration(step.gap))])}")  # fmt: skip
+        fields = [("digits", keys)]
+        fields += [("gap", duration(step.gap))] if step.gap != DEFAULT_DIGIT_GAP else []
+        fields += [("after", duration(step.after))] if step.after else []
+        return f"press: {keys}" if len(fields) == 1 else f"press: {flow(fields)}"
     if isinstance(step, Say):
         return f"say: {quote(step.text)}"
     if isinstance(step, Silence):

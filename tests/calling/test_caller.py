@@ -294,7 +294,7 @@ def test_parse_duration_errors(value: object, message: str) -> None:
         pytest.param(
             [{"press": {"digits": "1", "gapp": "1s"}}],
             "caller[0].press",
-            "unknown key 'gapp' (did you mean 'gap'?) (expected: digits, gap)",
+            "unknown key 'gapp' (did you mean 'gap'?) (expected: digits, gap, after)",
             id="press-bad-key",
         ),
         pytest.param(

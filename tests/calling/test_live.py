@@ -6,6 +6,7 @@ goes on. The engine, the rules and the transcript are those of every other call.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,10 +76,12 @@ async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
     [pressed] = [r for r in rows if r.get("summary") == "caller pressed 1"]
     assert menu["interrupted"] is True and menu["end"] == pressed["at"]  # cut where the key came
     assert 2.4 < float(pressed["at"]) < 11.6  # during the menu prompt: a barge-in
-    # The live call as a scenario: a key in the middle of a prompt has no step of the scenario
-    # language yet (a press barges in at the prompt's start, or after it with listen), so the
-    # scenario says it may not reproduce the moment.
-    assert 'press: "1"' in replay.text and not replay.verified
+    # The live call as a scenario: the key pressed that far into the prompt (``after``), and
+    # the engine confirms the steps do what the caller did.
+    written = re.search(r'press: \{digits: "1", after: ([0-9.]+)s\}', replay.text)
+    assert written is not None, replay.text
+    assert float(written[1]) == pytest.approx(float(pressed["at"]) - float(menu["at"]), abs=1e-3)
+    assert replay.verified
 
 
 async def test_silence_times_out_into_the_re_prompt_and_the_caller_hangs_up(

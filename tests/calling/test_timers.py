@@ -75,3 +75,4 @@ def test_timers_are_rows_of_a_live_call_only_and_a_run_of_keys_stays_one_row() -
     timers = [p for _, kind, p in live if kind == LIVE_TIMER]
     assert [t["reason"] for t in timers] == ["initialSilenceTimeout", "interdigitTimeout"]
     assert [row for row in live if row[1] != LIVE_TIMER] == plain
+
