@@ -31,8 +31,10 @@ class ConnectorRecorder:
     A conversation's transcript (``kind="conversation"``, id = the conversation id) starts when
     the conversation is created or opened. Each request and its response then become an
     ``http.request`` and an ``http.response`` event (the Authorization value without the token's
-    signature, as every transcript keeps it: ``redact_authorization``). Requests that name no conversation (``GET /v3/conversations``, unknown routes)
-    are not recorded. Recording never fails a request: store errors are logged."""
+    signature, as every transcript keeps it: ``redact_authorization``), appended together
+    (``TranscriptStore.append_many``: one queue item). Requests that name no conversation
+    (``GET /v3/conversations``, unknown routes) are not recorded. Recording never fails a
+    request: store errors are logged."""
 
     def __init__(
         self, store: TranscriptStore, state: ConnectorState, anonymous: AnonymousBots | None = None
@@ -42,6 +44,7 @@ class ConnectorRecorder:
         self.anonymous = anonymous or AnonymousBots()
         self.started: set[str] = set()
         self._last_authorization = ("", redact_authorization(""))
+        self._last_headers: tuple[tuple[tuple[bytes, bytes], ...], dict[str, JSON]] = ((), {})
         state.add_conversation_listener(self.start)
 
     def _redacted(self, authorization: str) -> str:
@@ -49,6 +52,23 @@ class ConnectorRecorder:
         if authorization != self._last_authorization[0]:
             self._last_authorization = (authorization, redact_authorization(authorization))
         return self._last_authorization[1]
+
+    def _headers(self, request: web.Request) -> dict[str, JSON]:
+        """The request's headers as the transcript keeps them (the Authorization value
+        redacted), made once for the headers a bot sends again and again (the same raw bytes).
+        The dict is shared between those exchanges: the store encodes a payload as it is
+        appended, and nothing changes it."""
+        raw = request.raw_headers
+        if raw == self._last_headers[0]:
+            return self._last_headers[1]
+        # str(k): the names are multidict's istr, which orjson does not take as keys (jsonutil.dumps
+        # would then fall back to the standard encoder: the same bytes, ten times slower)
+        headers: dict[str, JSON] = {
+            str(k): (self._redacted(v) if len(k) == 13 and k.lower() == "authorization" else v)
+            for k, v in request.headers.items()
+        }
+        self._last_headers = (raw, headers)
+        return headers
 
     def start(self, conversation: Conversation) -> None:
         users = [str(u.get("id")) for u in conversation.users]
@@ -109,12 +129,7 @@ class ConnectorRecorder:
         body: bytes | None,
         parsed: JSON,
     ) -> None:
-        # str(k): the names are multidict's istr, which orjson does not take as keys (jsonutil.dumps
-        # would then fall back to the standard encoder: the same bytes, ten times slower)
-        headers: dict[str, JSON] = {
-            str(k): (self._redacted(v) if len(k) == 13 and k.lower() == "authorization" else v)
-            for k, v in request.headers.items()
-        }
+        headers = self._headers(request)
         text, blob = _text_or_blob(body)
         operation = (request.match_info.route.name or "").removeprefix("connector.")
         sent: JSONObject = {
@@ -128,7 +143,6 @@ class ConnectorRecorder:
         warnings = _warnings(operation, request, parsed)
         if warnings:
             sent["warnings"] = [*warnings]
-        self.store.append(conversation_id, EventKind.HTTP_REQUEST, sent, blob=blob)
         answer = response.body if isinstance(response, web.Response) else None
         out_text, out_blob = _text_or_blob(answer if isinstance(answer, bytes) else None)
         got: JSONObject = {
@@ -137,7 +151,8 @@ class ConnectorRecorder:
             "headers": {str(k): v for k, v in response.headers.items()},
             "body": out_text,
         }
-        self.store.append(conversation_id, EventKind.HTTP_RESPONSE, got, blob=out_blob)
+        self.store.append_many(conversation_id, [(EventKind.HTTP_REQUEST, sent, blob),
+                                                 (EventKind.HTTP_RESPONSE, got, out_blob)])  # fmt: skip
 
 
 _SENDS = "sends {activity}"

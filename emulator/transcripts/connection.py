@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain, groupby
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -22,11 +23,74 @@ from emulator.transcripts.schema import connect
 from emulator.transcripts.writer import WriteBehind
 
 
-def _insert_events(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -> None:
-    """Insert event rows in order, ``EVENTS_PER_INSERT`` to a statement."""
-    for start in range(0, len(rows), EVENTS_PER_INSERT):
-        chunk = rows[start : start + EVENTS_PER_INSERT]
-        conn.execute(insert_events(len(chunk)), [value for row in chunk for value in row])
+EVENT_ROWS = "event rows"
+"""The statement of a queue item whose parameters are event rows (a sequence of them, each
+made by ``event_row``): what ``append`` and ``append_many`` queue. An item of ``INSERT_EVENT``
+and its one row is taken too."""
+
+
+def event_row(call_id: str, seq: int, vtime: float | None, wall: float, kind: str,
+              payload: bytes, blob: bytes | None) -> tuple[object, ...]:  # fmt: skip
+    """An event's row: the parameters of ``INSERT_EVENT``, or for a plain event (no virtual
+    time, no blob: every connector exchange) the five of ``insert_events(plain=True)``."""
+    if vtime is None and blob is None:
+        return (call_id, seq, wall, kind, payload)
+    return (call_id, seq, vtime, wall, kind, payload, 0 if blob is None else 1, blob)
+
+
+Statement = tuple[str, list[object]]
+
+
+def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
+    """The multi-row INSERTs of ``rows``, in order: one for each run of rows of one shape (plain
+    or not), ``EVENTS_PER_INSERT`` rows at most to a statement."""
+    plan: list[Statement] = []
+    for length, run in groupby(rows, len):
+        same = list(run)
+        for start in range(0, len(same), EVENTS_PER_INSERT):
+            chunk = same[start : start + EVENTS_PER_INSERT]
+            sql = insert_events(len(chunk), plain=length == _PLAIN)
+            plan.append((sql, list(chain.from_iterable(chunk))))
+    return plan
+
+
+_PLAIN = 5
+"""The length of a plain event's row (``event_row``)."""
+
+
+def _run(conn: sqlite3.Connection, plan: list[Statement]) -> None:
+    for sql, params in plan:
+        conn.execute(sql, params)
+
+
+def insert_event_rows(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    """Insert event rows in order. Outside a transaction, rows that take more than one
+    statement get a transaction of their own (all or none)."""
+    plan = _plan(rows)
+    if len(plan) <= 1 or conn.in_transaction:
+        _run(conn, plan)
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _run(conn, plan)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _event_rows(items: Sequence[tuple[object, ...]]) -> list[tuple[object, ...]] | None:
+    """The event rows of a batch, in order, when it holds nothing else; else None."""
+    rows: list[tuple[object, ...]] = []
+    for sql, params in items:
+        if sql is EVENT_ROWS:
+            rows.extend(params)  # type: ignore[arg-type]
+        elif sql is INSERT_EVENT:
+            rows.append(params)  # type: ignore[arg-type]
+        else:
+            return None
+    return rows
 
 
 class StoreConnection:
@@ -87,24 +151,28 @@ class StoreConnection:
 
     def _commit_rows(self, items: Sequence[tuple[object, ...]]) -> None:
         """The writer thread's group commit: every queued statement, in order, in one
-        transaction. Runs of event inserts go in as multi-row INSERTs (``insert_events``);
-        a batch that is one such INSERT is its own transaction, without BEGIN and COMMIT."""
+        transaction. Runs of event rows go in as multi-row INSERTs (``_plan``); a batch of
+        at most one such INSERT is its own transaction, without BEGIN and COMMIT."""
         with self._lock:
             conn = self._conn
             try:
-                if len(items) <= EVENTS_PER_INSERT and all(s is INSERT_EVENT for s, _ in items):
-                    _insert_events(conn, [params for _, params in items])  # type: ignore[misc]
+                rows = _event_rows(items)
+                plan = _plan(rows) if rows is not None else []
+                if rows is not None and len(plan) <= 1:
+                    _run(conn, plan)
                     return
                 conn.execute("BEGIN IMMEDIATE")
                 run: list[tuple[object, ...]] = []
                 for sql, params in items:
-                    if sql is INSERT_EVENT:
+                    if sql is EVENT_ROWS:
+                        run.extend(params)  # type: ignore[arg-type]
+                    elif sql is INSERT_EVENT:
                         run.append(params)  # type: ignore[arg-type]
-                        continue
-                    _insert_events(conn, run)
-                    run = []
-                    conn.execute(sql, params)  # type: ignore[arg-type]
-                _insert_events(conn, run)
+                    else:
+                        _run(conn, _plan(run))
+                        run = []
+                        conn.execute(sql, params)  # type: ignore[arg-type]
+                _run(conn, _plan(run))
                 conn.execute("COMMIT")
             except sqlite3.Error as e:
                 if conn.in_transaction:

@@ -23,10 +23,11 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from emulator.jsonutil import JSON
+from emulator.transcripts.connection import EVENT_ROWS, event_row, insert_event_rows
 from emulator.transcripts.explorations import (
     MAX_EXPLORATION_BYTES,
     ExplorationStore,
@@ -93,6 +94,8 @@ def default_db() -> Path:
 _APPEND_TRIES = 20
 INTERRUPTED = "interrupted"
 """The end reason of a call whose writer process ended (killed, crashed) before finishing it."""
+NewEvent = tuple[str, dict[str, JSON], bytes | None]
+"""An event to append: its kind, payload and blob (or None)."""
 
 
 class TranscriptStore(ExplorationStore):
@@ -206,25 +209,57 @@ class TranscriptStore(ExplorationStore):
             with self._seq_lock:
                 seq = self._seqs[call_id] + 1
                 self._seqs[call_id] = seq
-                row = (call_id, seq, vtime, self._clock(), str(kind), text, blob is not None, blob)
-                self._writer.submit((INSERT_EVENT, row))
+                row = event_row(call_id, seq, vtime, self._clock(), str(kind), text, blob)
+                self._writer.submit((EVENT_ROWS, (row,)))
             return seq
-        # One INSERT, so one commit: the seq is kept in memory for the calls this store writes
-        # (each call has a single writer); a call it has not seen is looked up once.
+        return self._insert(call_id, [(str(kind), text, blob)], vtime)[0]
+
+    def append_many(
+        self, call_id: str, events: Sequence[NewEvent], *, vtime: float | None = None
+    ) -> list[int]:
+        """Append several events to a call at once, in order, and commit them together (all or
+        none): ``events`` are ``(kind, payload, blob)``; returns their seqs. The same as
+        ``append`` for each, in one queue item (write-behind) or one transaction: a connector
+        exchange's request and response (``ConnectorRecorder``)."""
+        encoded: list[tuple[str, bytes, bytes | None]] = []
+        for kind, payload, blob in events:
+            if not isinstance(payload, dict):
+                raise TranscriptError(f"the payload of a {kind} event must be a JSON object")
+            encoded.append((str(kind), payload_text(payload, kind), blob))
+        if not encoded:
+            return []
+        if self._writer is not None and call_id in self._seqs:
+            rows: list[tuple[object, ...]] = []
+            with self._seq_lock:
+                first = seq = self._seqs[call_id] + 1
+                for kind, text, blob in encoded:  # a loop: cheaper than a generator here
+                    rows.append(event_row(call_id, seq, vtime, self._clock(), kind, text, blob))
+                    seq += 1
+                self._seqs[call_id] = seq - 1
+                self._writer.submit((EVENT_ROWS, rows))
+            return list(range(first, seq))
+        return self._insert(call_id, encoded, vtime)
+
+    def _insert(
+        self, call_id: str, encoded: list[tuple[str, bytes, bytes | None]], vtime: float | None
+    ) -> list[int]:
+        """Commit event rows now, in one transaction; their seqs. The seq is kept in memory for
+        the calls this store writes (each call has a single writer); a call it has not seen is
+        looked up once."""
         with self._read() as conn:
             last = self._seqs.get(call_id)
             for _ in range(_APPEND_TRIES):
                 if last is None:
                     last = self._last_seq(conn, call_id)
-                row = (call_id, last + 1, vtime, self._clock(), str(kind), text,
-                       blob is not None, blob)  # fmt: skip
+                rows = [event_row(call_id, last + n, vtime, self._clock(), kind, text, blob)
+                        for n, (kind, text, blob) in enumerate(encoded, 1)]  # fmt: skip
                 try:
-                    conn.execute(INSERT_EVENT, row)
+                    insert_event_rows(conn, rows)
                 except sqlite3.IntegrityError:
                     last = None  # another writer appended to this call: look again
                     continue
-                self._seqs[call_id] = last + 1
-                return last + 1
+                self._seqs[call_id] = last + len(rows)
+                return list(range(last + 1, last + len(rows) + 1))
         raise TranscriptError(f"call {call_id}: another writer keeps appending", path=self._label)
 
     def _last_seq(self, conn: sqlite3.Connection, call_id: str) -> int:

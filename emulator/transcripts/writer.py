@@ -7,8 +7,8 @@ taking whatever has gathered since its last commit in one transaction (group com
 ``sqlite3`` module releases the GIL while SQLite works, so commits run beside the event loop.
 
 What this trades: an event is committed moments after it is appended instead of before
-``append`` returns, so a ``kill -9`` can lose the events still queued (typically under a
-few milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds);
+``append`` returns, so a ``kill -9`` can lose the events still queued (typically a few
+milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds, 5 ms);
 nothing that was committed is ever lost. Every read waits for the queue to drain first, so
 readers always see every event appended before the read.
 """
@@ -22,12 +22,16 @@ from typing import Any
 
 Row = tuple[Any, ...]
 
-GATHER = 0.002
+GATHER = 0.005
 """Seconds the writer gathers rows before each commit (and before going idle when none came).
-Rows submitted meanwhile join the commit without waking it, so a busy session makes at most a
-few hundred commits a second however many events it appends: each commit hands the GIL back and
-forth with the event loop several times, and each hand-off can cost the loop a scheduler
-wake-up. ``flush`` (every read) cuts the wait short."""
+Rows submitted meanwhile join the commit without waking it, so a busy session makes at most
+two hundred commits a second however many events it appends. Each commit takes the GIL back
+several times (after its wait, and after each call into SQLite, which releases it), and while
+the event loop is busy each time costs both threads far more than the commit's own work: the
+loop signals the waiting writer, and the writer wakes, at every system call the loop makes
+until the writer gets the GIL (``benchmarks/connector.py``: 2 ms cost the event loop about
+15 µs more CPU per connector activity, and the writer about 15 µs more, than 5 ms;
+docs/transcripts.md, "Durability"). ``flush`` (every read) cuts the wait short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
 

@@ -23,6 +23,7 @@ from emulator.connector.auth import identity_verifier
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState, _Uuid4Hex, uuid4_hex
 from emulator.connector.routes import make_connector_app
+from emulator.httpio import redact_authorization
 from emulator.identity.keys import KeyStore
 from emulator.identity.tokens import VerifiedTokens, mint
 from emulator.jsonutil import JSON, JSONObject, copy_json, copy_object
@@ -271,6 +272,27 @@ async def test_replies_and_updates_keep_their_warnings_in_the_transcript(
         if isinstance(headers, dict):
             assert all(type(name) is str for name in headers)  # orjson writes them itself
             assert orjson.loads(orjson.dumps(payload)) == payload
+
+
+async def test_each_exchange_keeps_its_own_headers_though_repeated_ones_are_made_once(
+    aiohttp_client: ClientFactory,
+) -> None:
+    state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
+    store = TranscriptStore(":memory:")
+    client = await aiohttp_client(make_connector_app(state, fake_verifier, store=store))
+    conversation = state.open_conversation("botA", {"id": "u"}).id
+    base = f"/v3/conversations/{conversation}/activities"
+    sent = [("a", "x"), ("a", "x"), ("b", "x"), ("a", "x"), ("a", "longer text")]
+    for tag, text in sent:
+        await client.post(base, json={"type": "message", "text": text},
+                          headers={"X-Tag": tag, "Authorization": f"Bearer {tag}.{tag}.sig"})  # fmt: skip
+    requests = [e.payload for e in store.events(conversation) if e.kind == "http.request"]
+    seen = [(h["X-Tag"], h["Authorization"], h["Content-Length"])
+            for h in (r["headers"] for r in requests) if isinstance(h, dict)]  # fmt: skip
+    length = {t: str(len(json.dumps({"type": "message", "text": t}))) for t in ("x", "longer text")}
+    assert seen == [(tag, redact_authorization(f"Bearer {tag}.{tag}.sig"), length[text])
+                    for tag, text in sent]  # fmt: skip
+    assert seen[2][1] == "Bearer b.b.<signature removed>"
 
 
 # --- accepted Authorization headers --------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The writer's group commits: event rows go in as multi-row INSERTs, in order, all or none."""
+"""The writer's group commits: event rows go in as multi-row INSERTs, in order, all or none;
+plain rows (no vtime, no blob) with five parameters; several events appended at once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from emulator.jsonutil import JSON
+from emulator.transcripts.connection import EVENT_ROWS, event_row, insert_event_rows
 from emulator.transcripts.queries import (
     EVENTS_PER_INSERT,
     INSERT_CALL,
@@ -87,3 +90,114 @@ def test_write_behind_commits_a_long_queue_in_order(tmp_path: Path) -> None:
         assert [e.payload["n"] for e in events] == list(range(3 * EVENTS_PER_INSERT + 1))
         assert [e.seq for e in events] == list(range(1, 3 * EVENTS_PER_INSERT + 2))
         assert reader.blob(call_id, 6) == b"b"
+
+
+# --- several events at once, and plain rows ------------------------------------------------------
+
+
+def stored_rows(path: Path, call_id: str) -> list[tuple[object, ...]]:
+    """Every column of a call's events, as SQLite holds them (types included)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT seq, vtime, typeof(vtime), wall, kind, payload, typeof(payload), has_blob,"
+            " typeof(has_blob), blob, typeof(blob) FROM events WHERE call_id = ? ORDER BY seq",
+            (call_id,),
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_insert_events_for_plain_rows_has_five_parameters_a_row() -> None:
+    assert insert_events(2, plain=True).count("?") == 10
+    assert insert_events(2).count("?") == 16
+    assert insert_events(1, plain=True).count("CAST(? AS TEXT)") == 1
+
+
+@pytest.mark.parametrize("write_behind", [False, True])
+def test_append_many_appends_in_order_and_stores_what_append_stores(
+    tmp_path: Path, write_behind: bool
+) -> None:
+    """Plain events (no vtime, no blob) go in with five parameters and literals for the rest:
+    what SQLite holds is what eight parameters stored, column for column, type for type."""
+    events: list[tuple[str, dict[str, JSON], bytes | None]] = [
+        (EventKind.HTTP_REQUEST, {"summary": "a", "n": 1}, None),
+        (EventKind.HTTP_RESPONSE, {"summary": "b", "n": 2}, b"\x00\x01"),
+        (EventKind.NOTE, {"summary": "c", "n": 3}, None),
+    ]
+    clock = iter(float(n) for n in range(1000, 2000))
+    with TranscriptStore(tmp_path / "many.db", write_behind=write_behind,
+                         clock=lambda: next(clock)) as store:  # fmt: skip
+        many = store.start(bot="b", call_id="c")
+        assert store.append(many, EventKind.NOTE, {"summary": "first"}) == 1
+        assert store.append_many(many, events) == [2, 3, 4]
+        assert store.append_many(many, events, vtime=1.5) == [5, 6, 7]
+        assert store.append_many(many, []) == []
+        assert [(e.seq, e.kind, e.payload.get("n"), e.vtime, e.has_blob)
+                for e in store.events(many)] == [
+            (1, "note", None, None, False),
+            (2, "http.request", 1, None, False), (3, "http.response", 2, None, True),
+            (4, "note", 3, None, False),
+            (5, "http.request", 1, 1.5, False), (6, "http.response", 2, 1.5, True),
+            (7, "note", 3, 1.5, False),
+        ]  # fmt: skip
+        assert store.blob(many, 3) == b"\x00\x01"
+    clock = iter(float(n) for n in range(1000, 2000))
+    with TranscriptStore(tmp_path / "one.db", clock=lambda: next(clock)) as store:
+        one = store.start(bot="b", call_id="c")
+        store.append(one, EventKind.NOTE, {"summary": "first"})
+        for vtime in (None, 1.5):
+            for kind, payload, blob in events:
+                store.append(one, kind, payload, vtime=vtime, blob=blob)
+    by_one = stored_rows(tmp_path / "one.db", "c")
+    assert stored_rows(tmp_path / "many.db", "c") == by_one
+    assert by_one[1][1:] == (None, "null", 1002.0, "http.request",
+                             '{"summary":"a","n":1}', "text", 0, "integer", None, "null")  # fmt: skip
+
+
+@pytest.mark.parametrize("write_behind", [False, True])
+def test_append_many_is_all_or_none(tmp_path: Path, write_behind: bool) -> None:
+    with TranscriptStore(tmp_path / "t.db", write_behind=write_behind) as store:
+        call_id = store.start(bot="b")
+        bad: list[tuple[str, dict[str, JSON], bytes | None]] = [
+            (EventKind.NOTE, {"n": 1}, None),
+            (EventKind.NOTE, {"x": object()}, None),  # type: ignore[dict-item]
+        ]
+        with pytest.raises(TranscriptError, match="payload"):
+            store.append_many(call_id, bad)
+        assert store.append(call_id, EventKind.NOTE, {"n": 2}) == 1
+        assert [e.payload for e in store.events(call_id)] == [{"n": 2}]
+
+
+def test_a_batch_of_both_shapes_is_committed_whole_and_in_order(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call_id = store.start(bot="b")
+        count = 2 * EVENTS_PER_INSERT + 3
+        rows = [event_row(call_id, seq, None if seq % 5 else 0.5, 1.0, "note",
+                          f'{{"n":{seq}}}'.encode(), b"x" if seq % 7 == 0 else None)
+                for seq in range(1, count + 1)]  # fmt: skip
+        assert {len(row) for row in rows} == {5, 8}
+        store._commit_rows([(EVENT_ROWS, rows[:10]), event(call_id, count + 1),
+                            (EVENT_ROWS, rows[10:])])  # fmt: skip
+        inserted = store._conn.execute("SELECT seq FROM events ORDER BY rowid").fetchall()
+        assert [seq for (seq,) in inserted] == [*range(1, 11), count + 1, *range(11, count + 1)]
+        events = store.events(call_id)
+        assert [e.vtime for e in events] == [
+            None if seq % 5 else 0.5 for seq in range(1, count + 1)
+        ] + [None]
+        assert [store.blob(call_id, seq) for seq in (6, 7, 14)] == [None, b"x", b"x"]
+
+
+def test_a_batch_of_both_shapes_that_fails_commits_none_of_its_rows(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call_id = store.start(bot="b")
+        store.append(call_id, EventKind.NOTE, {"n": 1})
+        rows = [event_row(call_id, 2, None, 1.0, "note", b'{"n":2}', None),
+                event_row(call_id, 3, 0.5, 1.0, "note", b'{"n":3}', None),
+                event_row(call_id, 1, None, 1.0, "note", b'{"n":1}', None)]  # fmt: skip
+        with pytest.raises(TranscriptError, match="could not commit events"):
+            store._commit_rows([(EVENT_ROWS, rows)])
+        with pytest.raises(sqlite3.IntegrityError):
+            insert_event_rows(store._conn, rows)
+        assert [e.seq for e in store.events(call_id)] == [1]
+        assert not store._conn.in_transaction
