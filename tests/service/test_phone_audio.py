@@ -23,7 +23,7 @@ from emulator.service.phone import LivePhone
 from emulator.transcripts.store import TranscriptStore
 from tests.audio.sound import goertzel, rms
 from tests.bots.calling_bots import make_bot
-from tests.service.test_phone import PACE, Page, Running, running  # noqa: F401 (a fixture)
+from tests.service.test_phone import PACE, Page, Running
 from tests.support import free_port
 
 
