@@ -12,16 +12,17 @@ run, with the same client and concurrency:
 - the old baseline beside it, raw ``GET /_botemu/health`` round trips;
 - the ratio of activities to each baseline. The figure to look at is activities / raw POST.
 
-Why the raw POST: on a 2-core machine the benchmark is bound by CPU, the client's as much as the
-server's, and aiohttp's client spends about half as much again on a POST with a body and a
-700-character token as on a GET of the health route (figures in docs/connector.md,
-"Throughput"). Against the GET, the ratio measured the client's posting as much as the
-connector. The raw POST costs the client exactly what an activity costs it (both send bytes
-encoded once), so the two differ only in what the server does. Its route cannot be any of
-botemu's (each checks a token, parses, keeps state or writes a transcript): it is a route of its
-own, which the server adds only when ``BOTEMU_BENCH_ECHO=1`` is in its environment as the app
-is built. The benchmark sets it on the servers it starts; ``botemu serve`` without it has no such
-route (404), and with it the route keeps nothing and tells nothing.
+Why the raw POST: on a 2-core machine the benchmark is bound by CPU in total, the client's as
+much as the server's, and aiohttp's client spends about a third more on a POST with a body and a
+700-character token than on a GET of the health route (about 150 µs against 115; the server
+105 µs on the raw POST, 90 on the GET: docs/connector.md, "Throughput"). Against the GET, the
+ratio measured the client's posting and the reading of a body as much as the connector. The raw
+POST costs the client what an activity costs it (both send the same bytes, encoded once), so
+the two differ only in what the server does with them. Its route cannot be any of botemu's
+(each checks a token, parses, keeps state or writes a transcript): it is a route of its own,
+which the server adds only when ``BOTEMU_BENCH_ECHO=1`` is in its environment as the app is
+built. The benchmark sets it on the servers it starts; ``botemu serve`` without it has no such
+route (404), and with it the route keeps nothing, tells nothing and checks nothing.
 
 Each measurement also prints the CPU time per request of the server's main thread (the event
 loop), of its other threads (the transcript's writer) and of this client, read from ``/proc``
@@ -243,11 +244,12 @@ def report(name: str, rates: dict[str, list[float]], *, borrowed: bool = False) 
         each = ", ".join(f"{kind} {rates[kind][n]:6.0f}/s" for kind in KINDS)
         print(f"    round {n + 1:2}: {each}")
     for kind in KINDS:
-        cpu = {k: statistics.median(v) for k, v in CPU.get(f"{name} {kind}", {}).items()}
+        # round(): a median of -0.3 µs (the writer's commits of the kind measured before) is 0
+        cpu = {k: round(statistics.median(v)) for k, v in CPU.get(f"{name} {kind}", {}).items()}
         where = "(no /proc)"
         if cpu:
-            where = (f"server main thread {cpu['main']:4.0f} µs, other threads "
-                     f"{cpu['other']:3.0f} µs, client {cpu['client']:4.0f} µs")  # fmt: skip
+            where = (f"server main thread {cpu['main']:4} µs, other threads "
+                     f"{cpu['other']:3} µs, client {cpu['client']:4} µs")  # fmt: skip
         print(f"    {kind:<11} {statistics.median(rates[kind]):7.0f}/s   CPU per request: {where}")
     for kind, what in (("raw POST", "raw POST of the same request (the figure)"),
                        ("GET health", "raw GET /_botemu/health (the old baseline)")):  # fmt: skip

@@ -29,9 +29,9 @@ two hundred commits a second however many events it appends. Each commit takes t
 several times (after its wait, and after each call into SQLite, which releases it), and while
 the event loop is busy each time costs both threads far more than the commit's own work: the
 loop signals the waiting writer, and the writer wakes, at every system call the loop makes
-until the writer gets the GIL (``benchmarks/connector.py``: 2 ms cost the event loop about
-15 µs more CPU per connector activity, and the writer about 15 µs more, than 5 ms;
-docs/transcripts.md, "Durability"). ``flush`` (every read) cuts the wait short."""
+until the writer gets the GIL (``benchmarks/connector.py``, four paired runs: 2 ms cost the
+event loop 0-20 µs more CPU per connector activity, and the writer 3-15 µs more, than 5 ms;
+docs/connector.md, "Third pass"). ``flush`` (every read) cuts the wait short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
 
