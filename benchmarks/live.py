@@ -6,8 +6,11 @@ caller who listens, presses 1 for sales during the menu, enters an account numbe
 the goodbye. Every wait of a live call (for the next event of the Workflow playing, or for the
 caller's act) is a timer: the benchmark records how much later than asked each one that ran out
 actually ended (its lateness, in milliseconds), and prints p50, p99 and the worst, beside the
-same figures for one call alone in the same run (the baseline). It also prints the memory each
-live call holds (``tracemalloc``, with every call in progress, against none).
+same figures for one call alone in the same run (the baseline). Lateness adds up within a call
+unless the waits make up for it: the drift is how far behind the Workflow's own real-time
+schedule each prompt begins and each timer is set (``Drift``, from the first of them in each
+Workflow). It also prints the memory each live call holds (``tracemalloc``, with every call in
+progress, against none).
 
 Asserts nothing about time. Run: ``python benchmarks/live.py [--calls 20] [--pace 0.5]``.
 """
@@ -44,10 +47,34 @@ class TimedCaller(LiveCaller):
         return act
 
 
-async def one_call(url: str, store: TranscriptStore, pace: float, late: list[float]) -> str:
+class Drift:
+    """How far behind the call's own real-time schedule each prompt begins and each timer is
+    set, within one Workflow's playing (measured from the first of them): the lateness of the
+    waits, added up."""
+
+    def __init__(self, pace: float, drift: list[float]) -> None:
+        self.pace, self.drift = pace, drift
+        self.first: tuple[float, float] | None = None
+
+    def __call__(self, kind: str, payload: dict[str, object], vtime: float) -> None:
+        now = time.perf_counter()
+        if kind == "note" and str(payload.get("summary", "")).startswith("Workflow ["):
+            self.first = None  # a new Workflow: its playing starts its own schedule
+        elif kind in ("live.playing", "live.timer"):
+            if self.first is None:
+                self.first = (vtime, now)
+            else:
+                schedule = self.first[1] + (vtime - self.first[0]) * self.pace
+                self.drift.append((now - schedule) * 1000)
+
+
+async def one_call(
+    url: str, store: TranscriptStore, pace: float, late: list[float], drift: list[float]
+) -> str:
     caller = TimedCaller(late)
     settings = CallSettings(bot_url=url, pace=pace, live=True)
-    call = asyncio.create_task(place_call(settings, store, live=caller))  # type: ignore[arg-type]
+    call = asyncio.create_task(place_call(settings, store, live=caller,  # type: ignore[arg-type]
+                                          listener=Drift(pace, drift)))  # fmt: skip
     await asyncio.sleep(6 * pace)  # virtual 6 s: the menu prompt plays from 2.4 s to 11.6 s
     caller.press("1")
     await asyncio.sleep(4 * pace)
@@ -56,10 +83,13 @@ async def one_call(url: str, store: TranscriptStore, pace: float, late: list[flo
     return report.end_reason.value
 
 
-def figures(late: list[float]) -> str:
+DRIFT = "prompts and timers behind the Workflow's schedule,"
+
+
+def figures(late: list[float], what: str = "timers, lateness") -> str:
     ordered = sorted(late)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return (f"{len(ordered)} timers, lateness p50 {statistics.median(ordered):.1f} ms, "
+    return (f"{len(ordered)} {what} p50 {statistics.median(ordered):.1f} ms, "
             f"p99 {p99:.1f} ms, worst {ordered[-1]:.1f} ms")  # fmt: skip
 
 
@@ -67,13 +97,16 @@ async def measure(url: str, calls: int, pace: float) -> None:
     await wait_for(url)
     with tempfile.TemporaryDirectory() as folder:
         with TranscriptStore(Path(folder) / "t.db", write_behind=True) as store:
-            alone: list[float] = []
-            print("one call alone:", await one_call(url, store, pace, alone))
+            alone, alone_drift = [], []  # type: ignore[var-annotated]
+            print("one call alone:", await one_call(url, store, pace, alone, alone_drift))
             print(f"  baseline: {figures(alone)}")
+            print(f"  baseline: {figures(alone_drift, DRIFT)}")
             tracemalloc.start()
             before = tracemalloc.take_snapshot()
             late: list[float] = []
-            tasks = [asyncio.create_task(one_call(url, store, pace, late)) for _ in range(calls)]
+            drift: list[float] = []
+            tasks = [asyncio.create_task(one_call(url, store, pace, late, drift))
+                     for _ in range(calls)]  # fmt: skip
             await asyncio.sleep(8 * pace)  # every call in progress
             during = tracemalloc.take_snapshot()
             ends = await asyncio.gather(*tasks)
@@ -81,6 +114,7 @@ async def measure(url: str, calls: int, pace: float) -> None:
     held = sum(s.size_diff for s in during.compare_to(before, "filename"))
     print(f"{calls} calls at once: {ends.count('bot hung up')} ended by the bot")
     print(f"  {figures(late)}")
+    print(f"  {figures(drift, DRIFT)}")
     print(f"  memory held per live call: {held / calls / 1024:.1f} KiB (tracemalloc)")
 
 

@@ -54,10 +54,16 @@ class Wait:
 
 @dataclass(frozen=True, slots=True)
 class Listen:
-    """Wait up to ``seconds`` of real time for a live caller's next act (``live.LiveCaller``).
-    Sent back: None when the time passed with no act, or the ``Heard`` act."""
+    """Wait up to ``seconds`` of real time for a live caller's next act (``live.LiveCaller``),
+    from virtual time ``at`` at ``pace`` real seconds per virtual second. Sent back: None when
+    the time passed with no act, or the ``Heard`` act. A driver may keep to the call's
+    schedule: a Listen that goes on from where the last one ended (its ``at``, with no other
+    effect between) waits until that one's real end plus ``seconds``, so lateness does not add
+    up."""
 
     seconds: float
+    at: float = 0.0
+    pace: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,6 +121,7 @@ def play_row(
     """Record one row when its time comes (a prompt's or the caller's speech when it ends,
     at the latest ``until``), unless the live caller acts first: then its act, and the row
     is left unrecorded."""
+    fresh = at >= session.vtime - 1e-3  # not begun yet (a prompt cut by an act began before)
     heard = yield from listen(session, at)
     if heard is not None:
         return heard
@@ -130,7 +131,7 @@ def play_row(
         return None
     end = payload.get("end") if payload.get("kind") in LASTING else None
     if isinstance(end, int | float) and end > at:
-        if session.listener is not None and payload.get("kind") == "prompt played":
+        if session.listener is not None and payload.get("kind") == "prompt played" and fresh:
             session.listener("live.playing", payload, at)
         heard = yield from listen(session, min(end, until))
         if heard is not None:
@@ -147,7 +148,7 @@ def listen(session: LiveSession, to: float) -> Steps[Step | Released | None]:
     if to <= session.vtime:
         return None
     pace = session.settings.pace or 1.0  # a live call runs in real time
-    heard = yield Listen((to - session.vtime) * pace)
+    heard = yield Listen((to - session.vtime) * pace, session.vtime, pace)
     if heard is None:
         session.vtime = to
         return None

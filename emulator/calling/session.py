@@ -143,8 +143,14 @@ class AioIO:
         context = settings.ssl_context
         self.ssl: ssl.SSLContext | bool = context if context is not None else True
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self.schedule: tuple[float, float] | None = None
+        """A live call's (virtual time, real time) where the last wait for the caller ended,
+        while nothing else has happened since: the next wait keeps to that schedule."""
 
     async def perform(self, effect: Effect) -> Any:
+        if isinstance(effect, Listen):
+            return await self.listen(effect)
+        self.schedule = None  # a request or a computation: the call's clock stood still
         if isinstance(effect, Post):
             return await self.post(effect)
         if isinstance(effect, Wait):
@@ -154,8 +160,6 @@ class AioIO:
             return await self.get(effect)
         if isinstance(effect, Token):
             return await self.token()
-        if isinstance(effect, Listen):
-            return await self.listen(effect.seconds)
         if isinstance(effect, Compute):
             return await asyncio.to_thread(effect)
         raise TypeError(f"not an effect: {effect!r}")
@@ -166,13 +170,23 @@ class AioIO:
             made = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
         return made
 
-    async def listen(self, seconds: float) -> Heard | None:
-        """The live caller's next act within ``seconds``; without a live caller, the time."""
+    async def listen(self, effect: Listen) -> Heard | None:
+        """The live caller's next act within the wait; without a live caller, the time. A wait
+        that goes on from where the last ended keeps to the call's schedule (``Listen``)."""
         if self.live is None:
-            await self.sleep(seconds)
+            await self.sleep(effect.seconds)
             return None
-        act = await self.live.next(seconds)
-        return None if act is None else Heard(*act)
+        now = asyncio.get_running_loop().time()
+        held = self.schedule
+        start = held[1] if held is not None and abs(held[0] - effect.at) < 1e-9 else now
+        act = await self.live.next(max(0.0, start + effect.seconds - now))
+        if act is None:
+            self.schedule = (effect.at + effect.seconds / effect.pace, start + effect.seconds)
+            return None
+        step, waited = act
+        after = min(effect.seconds, now + waited - start)
+        self.schedule = (effect.at + after / effect.pace, start + after)
+        return Heard(step, after)
 
     async def post(self, e: Post) -> Answer | Failed:
         """One POST and its answer; a time-out, TLS or connection failure as a ``Failed``."""

@@ -9,6 +9,7 @@ import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,9 @@ async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
     [pressed] = [r for r in rows if r.get("summary") == "caller pressed 1"]
     assert menu["interrupted"] is True and menu["end"] == pressed["at"]  # cut where the key came
     assert 2.4 < float(pressed["at"]) < 11.6  # during the menu prompt: a barge-in
+    # The page heard the menu begin once: the key cut it, and it did not begin again.
+    begun = [p for k, p, _ in watch.events if k == "live.playing" and p["operation_id"] == "menu-1"]
+    assert len(begun) == 1 and begun[0]["interrupted"] is False
     # The live call as a scenario: the key pressed that far into the prompt (``after``), and
     # the engine confirms the steps do what the caller did.
     written = re.search(r'press: \{digits: "1", after: ([0-9.]+)s\}', replay.text)
@@ -118,3 +122,42 @@ def test_acts_are_checked_before_they_are_queued() -> None:
         caller.press("1")
     with pytest.raises(LiveInputError, match="too many acts waiting"):
         caller.press("1")
+
+
+class Asked(LiveCaller):
+    """A live caller that notes how long each wait for it was asked to last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[float] = []
+
+    async def next(self, seconds: float) -> Any:
+        self.asked.append(seconds)
+        return await super().next(seconds)
+
+
+async def test_a_wait_that_goes_on_from_the_last_keeps_to_the_calls_schedule() -> None:
+    """A live call's waits add no lateness up: one that goes on from where the last ended
+    ends at that one's real end plus its own length, however late it begins; a request
+    between them starts the schedule again."""
+    import time
+
+    import aiohttp
+
+    from emulator.calling.effects import Listen, Wait
+    from emulator.calling.session import AioIO
+
+    settings = CallSettings(bot_url="http://127.0.0.1:9/api/calls", pace=1.0, live=True)
+    caller = Asked()
+    async with aiohttp.ClientSession() as http:
+        io = AioIO(http, settings, asyncio.sleep, caller)
+        assert await io.perform(Listen(0.05, 0.0, 1.0)) is None
+        time.sleep(0.04)  # the loop is busy: the next wait begins at least 40 ms late
+        assert await io.perform(Listen(0.05, 0.05, 1.0)) is None
+        await io.perform(Wait(0.0))  # anything else: the schedule starts again
+        time.sleep(0.04)
+        assert await io.perform(Listen(0.05, 0.1, 1.0)) is None
+    first, kept, again = caller.asked
+    assert first == pytest.approx(0.05)
+    assert kept <= 0.01  # what was left of its 50 ms on the schedule
+    assert again == pytest.approx(0.05)  # a whole wait from its own start
