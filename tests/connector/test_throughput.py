@@ -243,13 +243,20 @@ def fake_verifier(authorization: str | None) -> str:
     return "botA"
 
 
-async def test_replies_and_updates_keep_their_warnings_in_the_transcript(
+async def recorded_connector(
     aiohttp_client: ClientFactory,
-) -> None:
+) -> tuple[Client, TranscriptStore, str]:
+    """A connector that records into a store in memory, and a conversation of bot A's."""
     state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
     store = TranscriptStore(":memory:")
     client = await aiohttp_client(make_connector_app(state, fake_verifier, store=store))
-    conversation = state.open_conversation("botA", {"id": "u"}).id
+    return client, store, state.open_conversation("botA", {"id": "u"}).id
+
+
+async def test_replies_and_updates_keep_their_warnings_in_the_transcript(
+    aiohttp_client: ClientFactory,
+) -> None:
+    client, store, conversation = await recorded_connector(aiohttp_client)
     base = f"/v3/conversations/{conversation}/activities"
     sent = await (await client.post(base, json={"type": "Message", "text": "x"})).json()
     await client.post(f"{base}/{sent['id']}", json={"type": "event"})
@@ -277,10 +284,7 @@ async def test_replies_and_updates_keep_their_warnings_in_the_transcript(
 async def test_each_exchange_keeps_its_own_headers_though_repeated_ones_are_made_once(
     aiohttp_client: ClientFactory,
 ) -> None:
-    state = ConnectorState(service_url=SERVICE_URL, clock=lambda: NOW)
-    store = TranscriptStore(":memory:")
-    client = await aiohttp_client(make_connector_app(state, fake_verifier, store=store))
-    conversation = state.open_conversation("botA", {"id": "u"}).id
+    client, store, conversation = await recorded_connector(aiohttp_client)
     base = f"/v3/conversations/{conversation}/activities"
     sent = [("a", "x"), ("a", "x"), ("b", "x"), ("a", "x"), ("a", "longer text")]
     for tag, text in sent:
