@@ -100,7 +100,9 @@ def transcript_rows(
     """(time, kind, payload) of the transcript row of each engine event, in order: one "action"
     row per action, written at its end; one row per run of keys pressed; no row for the end of
     the call (the session records it, with its final reason). A timer (``TimerSet``) has a row
-    of kind ``LIVE_TIMER`` with ``timers`` (a live call), none otherwise."""
+    of kind ``LIVE_TIMER`` with ``timers`` (a live call), none otherwise; there a run of keys
+    ends at each timer it set, so that a key a live caller presses later in the run adds rows
+    and moves none (a live call is played by row index, ``liveplay.due_rows``)."""
     started: dict[str, float] = {}
     index = 0
     while index < len(events):
@@ -116,16 +118,14 @@ def transcript_rows(
             started[event.operation_id] = event.at
             continue
         if isinstance(event, CallerPressed):  # one row per run of keys: "pressed 1234#"
-            keys, timer = [event], None
+            keys = [event]
             while index < len(events) and isinstance(events[index], CallerPressed | TimerSet):
+                if isinstance(events[index], TimerSet) and timers:
+                    break  # a live call: each key's row, then the timer it set
                 if isinstance(events[index], CallerPressed):
                     keys.append(events[index])  # type: ignore[arg-type]
-                else:  # the timer each key set: the last one stands after the run
-                    timer = events[index]
                 index += 1
             yield keys[-1].at, EventKind.CALLER, _pressed(keys)
-            if timers and timer is not None:
-                yield timer.at, LIVE_TIMER, timer.to_json()
             continue
         payload = event.to_json()
         payload["summary"] = event.describe()

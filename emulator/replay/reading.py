@@ -246,3 +246,23 @@ def _number(value: JSON) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def joined_presses(items: Sequence[CallerAct | ActionRow]) -> list[CallerAct]:
+    """The caller's acts of ``items`` with presses that follow one another made one run (an
+    action's row between them ends it): the transcript cuts a run where the platform ignored a
+    key (an ``input ignored`` event between) and, in a live call, at each key (the timer it
+    set), not where the caller paused."""
+    out: list[CallerAct] = []
+    last: CallerAct | None = None
+    for item in items:
+        if not isinstance(item, CallerAct):
+            last = None
+            continue
+        if last is not None and last.kind == item.kind == "press":
+            last = out[-1] = CallerAct(last.seq, "press", last.at, item.end,
+                                       keys=last.keys + item.keys, times=last.times + item.times)  # fmt: skip
+        else:
+            out.append(item)
+            last = item
+    return out

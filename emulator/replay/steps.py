@@ -46,7 +46,7 @@ from emulator.calling.caller import (
     Talk,
 )
 from emulator.calling.model import ActionType
-from emulator.replay.reading import ActionRow, CallerAct, Recorded
+from emulator.replay.reading import ActionRow, CallerAct, Recorded, joined_presses
 
 EPSILON = 1e-5
 MAX_OPTIONS = 20
@@ -178,7 +178,7 @@ def _later_activity(turns: Sequence[Turn], hangup: bool) -> list[bool]:
 
 def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
     """The steps of a turn in which the caller acted (``cut``: the caller's hang-up ended it)."""
-    row, acts = turn.row, _runs(turn.acts)
+    row, acts = turn.row, tuple(joined_presses(turn.acts))
     out: list[Placed] = []
     first = acts[0]
     # A key that cut the prompt barged in that far into it; any other first act came after the
@@ -216,20 +216,6 @@ def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
             out.append(Placed(Silence(seconds), where))
         ready = acts[index - 1].end
     return out
-
-
-def _runs(acts: Sequence[CallerAct]) -> tuple[CallerAct, ...]:
-    """``acts`` with presses that follow one another made one run: the transcript cuts a run
-    where the platform ignored a key (an ``input ignored`` event between), not the caller."""
-    out: list[CallerAct] = []
-    for act in acts:
-        last = out[-1] if out else None
-        if last is not None and last.kind == act.kind == "press":
-            out[-1] = CallerAct(last.seq, "press", last.at, act.end, keys=last.keys + act.keys,
-                                times=last.times + act.times)  # fmt: skip
-        else:
-            out.append(act)
-    return tuple(out)
 
 
 def _then(talk: CallerAct, nxt: CallerAct | None) -> str | None:

@@ -36,7 +36,7 @@ from emulator.calling.speech import SpokenKey
 from emulator.calling.wire import read_workflow
 from emulator.errors import WireError
 from emulator.jsonutil import JSON, JSONObject
-from emulator.replay.reading import ActionRow, CallerAct, Recorded, caller_act
+from emulator.replay.reading import ActionRow, CallerAct, Recorded, caller_act, joined_presses
 
 TOLERANCE = 1e-4
 """Seconds two times may differ by and still be the same moment (transcripts round to 1 µs)."""
@@ -51,12 +51,16 @@ def check(call: Recorded, steps: Sequence[Step]) -> str | None:
     events = _run(call, CallerScript(tuple(steps)))
     if events is None:
         return None
-    acts = [
-        act
-        for seq, (_, _, payload) in enumerate(transcript_rows(events))
-        if (act := caller_act(seq, payload)) is not None
-    ]
-    return _difference(call.acts, acts) or _outcomes(call, events)
+    rows: list[CallerAct | ActionRow] = []
+    for seq, (_, _, payload) in enumerate(transcript_rows(events)):
+        act = caller_act(seq, payload)
+        if act is not None:
+            rows.append(act)
+        elif payload.get("kind") == "action":  # a turn's end: a run of keys ends with it
+            rows.append(ActionRow(seq, "", "", 0.0, 0.0, None, None))
+    return _difference(joined_presses(call.timeline), joined_presses(rows)) or _outcomes(
+        call, events
+    )
 
 
 def unchecked(call: Recorded) -> str | None:

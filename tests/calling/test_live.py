@@ -74,7 +74,7 @@ async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
     assert "dtmfOptionMatched choice=sales" in said[0]
     assert "completedStopToneDetected digits=12345678" in said[1]
     [menu] = [r for r in rows if r.get("kind") == "prompt played" and r["operation_id"] == "menu-1"]
-    [pressed] = [r for r in rows if r.get("summary") == "caller pressed 1"]
+    pressed = next(r for r in rows if r.get("kind") == "caller pressed")
     assert menu["interrupted"] is True and menu["end"] == pressed["at"]  # cut where the key came
     assert 2.4 < float(pressed["at"]) < 11.6  # during the menu prompt: a barge-in
     # The page heard the menu begin once: the key cut it, and it did not begin again.
@@ -161,3 +161,29 @@ async def test_a_wait_that_goes_on_from_the_last_keeps_to_the_calls_schedule() -
     assert first == pytest.approx(0.05)
     assert kept <= 0.01  # what was left of its 50 ms on the schedule
     assert again == pytest.approx(0.05)  # a whole wait from its own start
+
+
+async def test_keys_pressed_one_at_a_time_are_each_recorded_and_set_their_timers(
+    ivr_bot: str, tmp_path: Path
+) -> None:
+    caller, watch = LiveCaller(), Watch()
+    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
+        await watch.until("Workflow [answer, playPrompt, recognize]")
+        caller.press("1")
+        await watch.until("Workflow [recognize]")  # the account number, after its prompt
+        await asyncio.sleep(0.5)
+        for key in "1234#":  # as the dial pad sends them: one act a key
+            caller.press(key)
+            await asyncio.sleep(0.1)
+        report = await asyncio.wait_for(call, 20)
+        rows = [e.payload for e in store.events(report.call_id)]
+        replay = replay_of(store, report.call_id)
+    said = [str(r["summary"]) for r in rows if "Outcome" in str(r.get("summary"))]
+    assert any("digits=1234" in s for s in said)
+    pressed = [r["keys"] for r in rows if r.get("kind") == "caller pressed"]
+    assert "".join(pressed[1:]) == "1234#"  # every key in the transcript, after the menu's 1
+    timers = [p["reason"] for k, p, _ in watch.events if k == "live.timer"]
+    assert timers.count("interdigitTimeout") == 4  # each key but the stop tone moved it
+    assert replay.verified, replay.notes
