@@ -101,15 +101,26 @@ class At:
     at: float
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Held:
+    """A live caller began to hold to talk: a talk open until its ``Released``, which sounds as
+    ``sound`` holds (the microphone's 16-bit little-endian mono PCM at ``rate``, growing while
+    held). Never a caller step: the live session opens the talk (``liveplay``)."""
+
+    sound: bytearray
+    rate: int
+
+
 @dataclass(frozen=True, slots=True)
 class Released:
-    """A live caller let go of the microphone: the talk it opened when it began to hold (a
-    ``Talk`` of ``live.MAX_TALK``) lasts until now, and sounds as ``sound`` (16-bit little-endian
-    mono PCM at ``rate``, as the page captured it). Never a caller step: the live session turns
-    it into the talk's real length (``CallSession.play_live``)."""
+    """A live caller let go of the microphone: the talk its hold opened ends now, after
+    ``seconds`` of real time held. Never a caller step."""
 
-    sound: bytes
-    rate: int
+    seconds: float
+
+
+Live = Held | Released
+"""A live caller's act that is not a caller step."""
 
 
 Step = Listen | Press | Say | Silence | Talk | HangUp | At

@@ -41,7 +41,7 @@ from emulator.calling.judging import (
     raw_app_state,
     usable_callback,
 )
-from emulator.calling.liveplay import play_live
+from emulator.calling.liveplay import Holding, play_live
 from emulator.calling.model import CallState, Conversation, RecordOutcome, Workflow
 from emulator.calling.outgoing import (
     conversation,
@@ -87,6 +87,8 @@ class CallSession(CallLog):
             settings.caller if self.faults is None else self.faults.caller(settings.caller)
         )
         self.rng = random.Random(settings.seed)
+        self.holding: Holding | None = None
+        """A live caller's hold to talk, while its audio is followed (``liveplay``)."""
         self.chain_id = self.uuid()
         self.progress = CallProgress()
         self.workflows = 0

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from emulator.calling.caller import Released, Step
+    from emulator.calling.caller import Live, Step
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ class Heard:
     """A live caller's act (a caller step, or the end of a hold), and how many seconds into
     the wait it came."""
 
-    step: Step | Released
+    step: Step | Live
     after: float
 
 

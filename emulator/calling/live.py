@@ -8,8 +8,9 @@ start (``CallSession.play_live``), so the engine, the rules and the transcript a
 other call. Acts made while no Workflow plays (the bot is thinking) wait for the next one.
 
 Holding to talk (the page's microphone): ``hold`` opens a talk, ``audio`` brings what the
-microphone hears meanwhile, and ``release`` ends the talk there (a ``Released`` with the audio):
-the session gives the talk its real length and a recording holds that audio.
+microphone hears meanwhile (into the ``Held`` act's buffer, which the session keeps for the
+recording), and ``release`` ends the talk there (``Released``): the session gives the talk its
+real length and a recording holds that audio.
 
 Bounds: at most ``MAX_QUEUED`` acts waiting, keys from ``0-9*#`` and at most ``MAX_KEYS`` at
 once, a phrase of at most ``MAX_TEXT`` characters, talk of at most ``MAX_TALK`` seconds; a
@@ -19,9 +20,10 @@ refused act raises ``LiveInputError`` with its reason and the call goes on.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from emulator.audio.pcm import SAMPLE_RATE
-from emulator.calling.caller import HangUp, Press, Released, Say, Step, Talk
+from emulator.calling.caller import HangUp, Held, Live, Press, Released, Say, Step, Talk
 from emulator.errors import BotemuError
 
 MAX_QUEUED = 64
@@ -35,7 +37,7 @@ MIC_RATE = SAMPLE_RATE
 """The microphone's audio comes as 16-bit little-endian mono PCM at this rate (the rate of
 recordings, 16 kHz)."""
 MAX_HELD_BYTES = int(MAX_TALK * MIC_RATE) * 2
-"""The most audio one hold keeps (``MAX_TALK`` seconds); more is dropped, and said so."""
+"""The most audio one hold keeps (``MAX_TALK`` seconds); more is dropped (``dropped`` counts it)."""
 KEYS = "0123456789*#"
 """The keys of a phone's dial pad (the A-D of DTMF are not on it)."""
 
@@ -48,11 +50,12 @@ class LiveCaller:
     """The acts of one live call, queued until the call takes them."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Step | Released] = asyncio.Queue(MAX_QUEUED)
+        self.queue: asyncio.Queue[Step | Live] = asyncio.Queue(MAX_QUEUED)
         self.hung_up = False
         self.held: bytearray | None = None
         """The microphone's audio while the caller holds to talk (``hold`` to ``release``)."""
         self.dropped = 0
+        self.held_since = 0.0
 
     def press(self, keys: str) -> None:
         if not keys or len(keys) > MAX_KEYS or any(k not in KEYS for k in keys):
@@ -75,8 +78,10 @@ class LiveCaller:
         whose sound is the audio that comes meanwhile (the first ``MAX_TALK`` seconds)."""
         if self.held is not None:
             raise LiveInputError("the caller is already holding to talk")
-        self.put(Talk(OPEN_TALK))
-        self.held, self.dropped = bytearray(), 0
+        held = bytearray()
+        self.put(Held(held, MIC_RATE))
+        self.held, self.dropped = held, 0
+        self.held_since = time.monotonic()
 
     def audio(self, chunk: bytes) -> None:
         """Audio from the microphone while holding (16-bit little-endian mono at ``MIC_RATE``)."""
@@ -90,15 +95,15 @@ class LiveCaller:
         """The caller stops talking: the talk opened by ``hold`` ends now."""
         if self.held is None:
             raise LiveInputError("release comes after hold")
-        held, self.held = bytes(self.held[: len(self.held) & ~1]), None
-        self.put(Released(held, MIC_RATE))
+        self.held = None
+        self.put(Released(time.monotonic() - self.held_since))
 
     def hang_up(self) -> None:
         if not self.hung_up:
             self.hung_up = True
             self.put(HangUp())
 
-    def put(self, step: Step | Released) -> None:
+    def put(self, step: Step | Live) -> None:
         if self.hung_up and not isinstance(step, HangUp):
             raise LiveInputError("the caller has hung up")
         try:
@@ -108,7 +113,7 @@ class LiveCaller:
                 f"too many acts waiting ({MAX_QUEUED}): the call takes them as it runs"
             ) from None
 
-    async def next(self, seconds: float) -> tuple[Step | Released, float] | None:
+    async def next(self, seconds: float) -> tuple[Step | Live, float] | None:
         """The next act and how many seconds it took to come, or None after ``seconds``."""
         loop = asyncio.get_running_loop()
         started = loop.time()

@@ -10,10 +10,10 @@ recording. ``CallSession.execute`` calls ``play_live``; nothing here does I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from emulator.calling.caller import At, CallerScript, Released, Step, Talk
+from emulator.calling.caller import At, CallerScript, Held, Live, Released, Step, Talk
 from emulator.calling.calllog import LIVE_TIMER, Listener
 from emulator.calling.effects import Heard, Listen, Steps
 from emulator.calling.engine import EngineConfig, WorkflowRun, run_workflow
@@ -36,6 +36,7 @@ class LiveSession(Protocol):
     poster: Poster
     listener: Listener | None
     vtime: float
+    holding: Holding | None
 
     def record(self, kind: str, payload: JSONObject, blob: bytes | None = None) -> None: ...
     def rows(self, run: WorkflowRun) -> Iterator[tuple[float, str, JSONObject]]: ...
@@ -66,6 +67,24 @@ def due_rows(
     return sorted(waiting, key=due)
 
 
+@dataclass(slots=True)
+class Holding:
+    """A live caller's hold to talk: its talk (``step``: its index in the caller's steps, of
+    ``length``: ``OPEN_TALK`` until the release), begun at virtual time ``at``, and the
+    microphone's audio. ``began``: where the engine began the talk, once a run has it (its
+    audio is kept for the recording then)."""
+
+    step: int
+    at: float
+    sound: bytearray
+    rate: int
+    length: float = OPEN_TALK
+    began: float | None = None
+    live: bool = True
+    """The audio came as the talk went on (False: let go before the talk began, so the talk is
+    the whole of it)."""
+
+
 def play_live(
     session: LiveSession, workflow: Workflow, run: WorkflowRun, config: EngineConfig
 ) -> Steps[WorkflowRun]:
@@ -79,7 +98,8 @@ def play_live(
     session.note_workflow(workflow)
     played: set[int] = set()
     while True:
-        heard: Step | Released | None = None
+        keep_held(session, run)
+        heard: Step | Live | None = None
         for index, at, kind, payload in due_rows(session.rows(run), played, run.progress.now):
             heard = yield from play_row(session, at, kind, payload, run.progress.now)
             if heard is not None:
@@ -89,35 +109,65 @@ def play_live(
             heard = yield from listen(session, run.progress.now)
             if heard is None:
                 return run
-        if isinstance(heard, Released):
-            steps = released(session, heard, run)
-        else:
-            steps = (*session.caller.steps, At(session.vtime), heard)
-        session.caller = replace(session.caller, steps=steps)
+        session.caller = replace(session.caller, steps=acted(session, heard))
         run = run_workflow(workflow, session.caller, session.progress, config)
 
 
-def released(session: LiveSession, released: Released, run: WorkflowRun) -> tuple[Step, ...]:
-    """The caller's steps with the talk its hold opened ending now, and the microphone's
-    audio kept (``Poster.clips``) for the recording that holds the talk."""
-    steps = list(session.caller.steps)
-    index = next((i for i in range(len(steps) - 1, 0, -1) if steps[i] == Talk(OPEN_TALK)
-                  and isinstance(steps[i - 1], At)), None)  # fmt: skip
-    if index is None:
+def acted(session: LiveSession, heard: Step | Live) -> tuple[Step, ...]:
+    """The caller's steps with the live caller's act at this moment: a step, a hold's talk
+    opened (``Held``), or its talk ended (``Released``)."""
+    steps = session.caller.steps
+    if isinstance(heard, Released):
+        return released(session, heard)
+    if isinstance(heard, Held):
+        holding = Holding(len(steps) + 1, session.vtime, heard.sound, heard.rate)
+        session.holding = holding
+        return (*steps, At(session.vtime), Talk(OPEN_TALK))
+    return (*steps, At(session.vtime), heard)
+
+
+def released(session: LiveSession, let_go: Released) -> tuple[Step, ...]:
+    """The caller's steps with the talk its hold opened ending now: as long as it has lasted
+    since the engine began it, or, if the engine had not begun it yet (the bot was thinking,
+    or a prompt played before the turn), as long as the hold lasted, at the call's pace."""
+    holding, steps = session.holding, list(session.caller.steps)
+    if holding is None or steps[holding.step] != Talk(OPEN_TALK):
         return tuple(steps)
-    held = steps[index - 1]
-    assert isinstance(held, At)
-    began = next((e.at for e in run.events if isinstance(e, CallerSpoke) and e.text is None
-                  and e.at >= held.at - 1e-9), held.at)  # fmt: skip
-    steps[index] = Talk(max(0.01, session.vtime - began))
-    skip = (began - held.at) * (session.settings.pace or 1.0)  # real seconds held before
-    session.poster.keep(began, Sound(released.sound, released.rate, skip))
+    pace = session.settings.pace or 1.0
+    began = holding.began
+    if began is not None and began <= session.vtime:  # talking since it began
+        holding.length = round(max(0.01, session.vtime - began), 6)
+        session.holding = None  # its audio is kept already
+    else:  # let go before the talk began: it is all the audio, from where it begins
+        holding.length = round(max(0.01, let_go.seconds / pace), 6)
+        holding.began, holding.at, holding.live = None, session.vtime, False
+    steps[holding.step] = Talk(holding.length)
     return tuple(steps)
+
+
+def keep_held(session: LiveSession, run: WorkflowRun) -> None:
+    """Once a run begins the held talk, keep the microphone's audio (``Poster.keep``) for the
+    recording whose span the talk is: the audio from that moment on, still growing while
+    held, so a recording that ends during the hold holds what was said by then."""
+    holding = session.holding
+    if holding is None or holding.began is not None:
+        return
+    began = next((e.at for e in run.events if isinstance(e, CallerSpoke) and e.text is None
+                  and e.at >= holding.at - 1e-9
+                  and abs(e.end - e.at - holding.length) < 1e-6), None)  # fmt: skip
+    if began is None:
+        return
+    holding.began = began
+    pace = session.settings.pace or 1.0
+    skip = (began - holding.at) * pace if holding.live else 0.0  # real seconds held before
+    session.poster.keep(began, Sound(holding.sound, holding.rate, skip))
+    if holding.length != OPEN_TALK:
+        session.holding = None  # released before the talk began: nothing more to follow
 
 
 def play_row(
     session: LiveSession, at: float, kind: str, payload: JSONObject, until: float
-) -> Steps[Step | Released | None]:
+) -> Steps[Step | Live | None]:
     """Record one row when its time comes (a prompt's or the caller's speech when it ends,
     at the latest ``until``), unless the live caller acts first: then its act, and the row
     is left unrecorded."""
@@ -142,7 +192,7 @@ def play_row(
     return None
 
 
-def listen(session: LiveSession, to: float) -> Steps[Step | Released | None]:
+def listen(session: LiveSession, to: float) -> Steps[Step | Live | None]:
     """Let virtual time run to ``to`` in real time at the call's pace, unless the live
     caller acts first: its act, virtual time then standing at that moment."""
     if to <= session.vtime:

@@ -66,10 +66,11 @@ class CallerIdentity:
     multiparty: bool = False
 
     def __post_init__(self) -> None:
-        if self.identity is not None and not _IDENTITY.fullmatch(self.identity):
+        identity = self.identity
+        if identity is not None and not (_IDENTITY.fullmatch(identity) and identity.isprintable()):
             raise CallerIdentityError(
                 "the caller's identity is <prefix>:<name> (a user is 8:<name>), with no spaces;"
-                f" got {self.identity[:80]!r}"
+                f" got {identity[:80]!r}"
             )
         name = self.display_name
         if name is not None and (len(name) > MAX_DISPLAY_NAME or not name.isprintable()):

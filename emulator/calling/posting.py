@@ -60,8 +60,10 @@ class Poster:
         ``MAX_CLIPS``): a recording's talk that began then sounds as it."""
 
     def keep(self, at: float, sound: Sound) -> None:
-        """Keep the microphone's audio of a talk that began at ``at``, for its recording."""
-        self.clips = [*self.clips[-(MAX_CLIPS - 1) :], (at, sound)]
+        """Keep the microphone's audio of a talk that began at ``at``, for its recording (in
+        place of what was kept for that moment before)."""
+        others = [(begun, kept) for begun, kept in self.clips if abs(begun - at) > 1e-9]
+        self.clips = [*others[-(MAX_CLIPS - 1) :], (at, sound)]
 
     def heard(self, recording: RecordingMade) -> tuple[tuple[float, float], ...]:
         """The recording's speech spans, each talk with the microphone's audio when a live

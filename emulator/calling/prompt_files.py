@@ -33,6 +33,10 @@ from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind
 
 
+MAX_KEPT = 8
+"""Prompt files whose bytes a live call's transcript keeps (each at most 512 KB)."""
+
+
 class PromptFiles:
     """The prompt files of one call, fetched into ``cache`` (which calls may share)."""
 
@@ -46,12 +50,14 @@ class PromptFiles:
         keep: bool = False,
     ) -> None:
         """``phrases``: what recognition listens for in the files (``listen_phrases``);
-        ``keep``: the transcript keeps each file's bytes (a live call, whose page plays them)."""
+        ``keep``: the transcript keeps the bytes of the call's first ``MAX_KEPT`` files (a live
+        call, whose page plays them)."""
         self.log = log
         self.cache = cache
         self.timeout = timeout
         self.phrases = phrases
         self.keep = keep
+        self.kept = 0
         self.reported: set[str] = set()
 
     def fetch(self, workflow: Workflow) -> Steps[dict[str, Media]]:
@@ -97,8 +103,10 @@ class PromptFiles:
             payload["recognition"] = {"engine": shared_recognizer().engine, "mode": heard.mode,
                                       "phrases": list(heard.phrases), "seconds": heard.seconds,
                                       "cut": heard.cut}  # fmt: skip
+        kept = self.keep and self.kept < MAX_KEPT
+        self.kept += kept
         self.log.record(EventKind.PLATFORM, {"summary": summary, **payload},
-                        data if self.keep else None)  # fmt: skip
+                        data if kept else None)  # fmt: skip
         if heard is None:
             return Media(seconds=info.seconds)
         return Media(seconds=info.seconds, text=heard.text, listened=self.phrases)

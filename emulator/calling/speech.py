@@ -55,18 +55,18 @@ def speech_seconds(text: str, say_as: SayAs | None = None) -> float:
     return max(1, len(_WORD.findall(text))) * SECONDS_PER_WORD
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Sound:
     """What a live caller's microphone captured: 16-bit little-endian mono PCM at ``rate``,
     ``skip`` seconds of it before the span it fills (held before recording began)."""
 
-    pcm: bytes
+    pcm: bytes | bytearray
     rate: int
     skip: float = 0.0
 
     def samples(self) -> array.array[int]:
         """The audio from where its span begins, as samples in native byte order."""
-        return from_le_bytes(self.pcm[2 * max(0, round(self.skip * self.rate)) :])
+        return from_le_bytes(bytes(self.pcm[2 * max(0, round(self.skip * self.rate)) :]))
 
 
 class SpeechSpan(tuple[float, float]):

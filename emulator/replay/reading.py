@@ -76,6 +76,8 @@ class Recorded:
     prompts: list[Heard] = field(default_factory=list)
     outcomes: list[tuple[float | None, JSONObject]] = field(default_factory=list)
     """(virtual time, operationOutcome) of each ConversationResult posted, once per message."""
+    beeps: dict[str, float] = field(default_factory=dict)
+    """When each record action's beep began, by operation id."""
     recordings: list[tuple[str, float]] = field(default_factory=list)
     """(format, seconds) of each recording sent to the bot."""
     answered: bool = False
@@ -168,6 +170,10 @@ def _platform(call: Recorded, event: StoredEvent) -> None:
             row = ActionRow(event.seq, action, op or "", start, end,
                             _text(p.get("outcome")), _text(p.get("reason")))  # fmt: skip
             call.timeline.append(row)
+    elif what == "beep played":
+        at = _number(p.get("at"))
+        if at is not None:
+            call.beeps[_text(p.get("operation_id")) or ""] = at
     elif what == "prompt played":
         at = _number(p.get("at"))
         call.prompts.append(Heard(event.seq, at or 0.0, _text(p.get("text")),

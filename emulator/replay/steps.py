@@ -46,6 +46,7 @@ from emulator.calling.caller import (
     Talk,
 )
 from emulator.calling.model import ActionType
+from emulator.calling.progress import BEEP_SECONDS
 from emulator.replay.reading import ActionRow, CallerAct, Recorded, joined_presses
 
 EPSILON = 1e-5
@@ -64,7 +65,7 @@ class Placed:
 @dataclass(frozen=True, slots=True)
 class Turn:
     """An input action and what the caller did in it; where its prompt ended (its start when
-    it has none), and whether the caller cut the prompt there."""
+    it has none; a record's beep's end), and whether the caller cut the prompt there."""
 
     row: ActionRow
     acts: tuple[CallerAct, ...]
@@ -155,6 +156,8 @@ def _turns(
                 heard = [h for h in call.prompts if h.operation_id == item.operation_id
                          and item.start - EPSILON <= h.at <= item.end + EPSILON]  # fmt: skip
                 end = max((h.end for h in heard if h.end is not None), default=item.start)
+                if item.operation_id in call.beeps:  # a record listens after its beep
+                    end = call.beeps[item.operation_id] + BEEP_SECONDS
                 turns.append(Turn(item, tuple(pending), end, any(h.interrupted for h in heard)))
                 pending = []
         elif item.kind == "hangup":
@@ -185,7 +188,6 @@ def _turn_steps(turn: Turn, *, cut: bool) -> list[Placed]:
     # prompt, heard out (a live caller's, at any moment after it: pressed ``after`` that long).
     barged = row.action == "recognize" and turn.barged and first.kind == "press"
     ready = row.start if barged else (turn.prompt_end or row.start)
-    ready = ready if row.action == "recognize" else math.inf  # a record's opens after its beep
     if not barged and row.action == "recognize" and first.kind != "silence" and (
         first.at > row.start + EPSILON
     ):

@@ -27,7 +27,9 @@ Frames are JSON text, one object each. From the page (``ref`` as in the web chat
 To the page: ``ready`` (``bots``) once; ``bots``; ``started`` (``call_id``, ``bot``); ``event``
 (``kind``, ``vtime``, ``payload``: the event's summary and its plain members, and ``workflow``
 for a Workflow the bot answered) for every transcript event as it is recorded, and
-``live.playing`` when a prompt begins; ``ended`` (``reason``, ``errors``, ``warnings``);
+``live.playing`` when a prompt begins; ``released`` (``reason``: botemu let go of a hold for the
+person: it lasted two minutes of the call, or the page went away); ``ended`` (``reason``,
+``errors``, ``warnings``);
 ``refused`` (``error``; the call goes on); and binary frames: each prompt's audio as it begins
 (``phone_audio``). A page that closes its socket leaves its call for the
 grace period (``phone.GRACE``).

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from emulator.audio.timeline import Segment
-from emulator.calling.live import LiveCaller, LiveInputError
+from emulator.calling.live import MAX_TALK, LiveCaller, LiveInputError
 from emulator.calling.outgoing import CallerIdentity, CallerIdentityError
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.settings import CallReport
@@ -66,6 +66,9 @@ class LiveCall:
     task: asyncio.Task[CallReport] | None = None
     orphaned: asyncio.TimerHandle | None = None
     speaking: set[asyncio.Task[None]] = field(default_factory=set)
+    pace: float = 1.0
+    holding: asyncio.TimerHandle | None = None
+    """Lets go of a hold that lasts ``MAX_TALK`` seconds of the call (``let_go``)."""
 
     def act(self, op: str, frame: JSONObject) -> None:
         """The person's act (``press``, ``say``, ``talk``, ``hold``, ``release``, ``hangup``);
@@ -82,14 +85,33 @@ class LiveCall:
                 self.caller.talk(float(seconds))
             elif op == "hold":
                 self.caller.hold()
+                loop = asyncio.get_running_loop()
+                self.holding = loop.call_later(MAX_TALK * self.pace, self.let_go,
+                                               f"held for {MAX_TALK:g} s, the longest talk")  # fmt: skip
             elif op == "release":
+                self.stop_holding()
                 self.caller.release()
             elif op == "hangup":
+                self.stop_holding()
                 self.caller.hang_up()
             else:
                 raise PhoneRefused(f"op is press, say, talk, hold, release or hangup, not {op[:40]!r}")
         except LiveInputError as e:
             raise PhoneRefused(str(e)) from None
+
+    def stop_holding(self) -> None:
+        if self.holding is not None:
+            self.holding.cancel()
+            self.holding = None
+
+    def let_go(self, why: str) -> None:
+        """Let go of the hold for the person (too long, or the page went away): the talk ends
+        now, and the page is told why."""
+        self.stop_holding()
+        if self.caller.held is not None:
+            with contextlib.suppress(LiveInputError):
+                self.caller.release()
+            self.tell({"op": "released", "reason": why})
 
     def audio(self, chunk: bytes) -> None:
         """The microphone's audio while the person holds to talk."""
@@ -180,7 +202,8 @@ class LivePhone:
         if len(self.calls) >= self.max_live:
             raise PhoneRefused(f"too many live calls ({len(self.calls)} of {self.max_live}): "
                                "hang one up, or botemu serve --max-live N")  # fmt: skip
-        live = LiveCall(url, PromptAudio(self.emulator.store), push=push, push_audio=push_audio)
+        live = LiveCall(url, PromptAudio(self.emulator.store), push=push, push_audio=push_audio,
+                        pace=pace)  # fmt: skip
         settings = replace(self.settings(url, pace), caller_id=caller_identity(caller))
         live.task = asyncio.create_task(self.run(live, settings))
         self.calls.add(live)
@@ -214,6 +237,7 @@ class LivePhone:
         """The page went away: the caller hangs up unless a page takes the call up within the
         grace period."""
         live.push = live.push_audio = None
+        live.let_go("the page went away")
         if live.task is None or live.task.done() or live.orphaned is not None:
             return
         loop = asyncio.get_running_loop()

@@ -46,6 +46,8 @@ class PromptAudio:
         self.prompts: dict[tuple[str, int], dict[str, Any]] = {}
         self.files: OrderedDict[str, bytes] = OrderedDict()
         self.rendering = 0
+        self.seen = 0
+        """The last event of the call read for prompt files."""
 
     def workflow(self, body: object) -> None:
         """A Workflow the bot answered (its JSON text): its prompts are the ones that play."""
@@ -54,8 +56,11 @@ class PromptAudio:
             self.prompts = found
 
     def fetched(self, call_id: str, uri: str) -> None:
-        """The platform fetched the prompt file ``uri`` (the call's transcript holds its bytes)."""
-        for event in reversed(self.store.events(call_id)):
+        """The platform fetched the prompt file ``uri`` (the call's transcript holds its bytes,
+        for its first files): the events since the last look are read, not the whole call."""
+        events = self.store.events(call_id, after=self.seen)
+        self.seen = max((e.seq for e in events), default=self.seen)
+        for event in reversed(events):
             if event.has_blob and event.payload.get("uri") == uri:
                 data = self.store.blob(call_id, event.seq)
                 if data:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import array
 import asyncio
 import math
+import re
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +108,31 @@ def test_hold_audio_and_release_are_checked_and_bounded() -> None:
     assert caller.dropped == 8
     caller.release()
     assert caller.held is None
+
+
+async def test_a_stop_tone_pressed_into_a_recording_replays_at_its_moment(
+    voicemail: tuple[str, Path], tmp_path: Path
+) -> None:
+    from emulator.replay.convert import replay_of
+
+    url, _ = voicemail
+    caller, watch = LiveCaller(), Watch()
+    settings = CallSettings(bot_url=url, pace=PACE, live=True)
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
+        await watch.until("Workflow [answer, playPrompt, recognize]")
+        caller.press("3")
+        await watch.until("Workflow [record]")
+        async with asyncio.timeout(20):
+            while not any(k == "live.timer" for k, _, _ in watch.events):
+                watch.changed.clear()
+                await watch.changed.wait()
+        await asyncio.sleep(0.2)  # 2 virtual seconds into the recording
+        caller.press("#")
+        await watch.until("Workflow [", count=3, seconds=30)
+        caller.hang_up()
+        report = await asyncio.wait_for(call, 20)
+        replay = replay_of(store, report.call_id)
+    written = re.search(r'press: \{digits: "#", after: ([0-9.]+)s\}', replay.text)
+    assert written is not None and 1.5 < float(written[1]) < 3.5, replay.text
+    assert replay.verified, replay.notes

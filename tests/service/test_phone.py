@@ -165,3 +165,24 @@ async def test_a_calling_bot_registered_with_no_app_id_is_called_with_no_token(
     assert settings.tokens is None and settings.app_id is None and settings.live
     signed = running.phone.settings(running.url, 1.0)
     assert signed.tokens is not None and signed.app_id == APP_ID
+
+
+async def test_botemu_lets_go_of_a_hold_too_long_or_whose_page_went_away(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from emulator.service import phone as phone_module
+
+    monkeypatch.setattr(phone_module, "MAX_TALK", 2.0)  # two seconds of the call: 0.2 s here
+    phone, page = running.phone, Page()
+    live = phone.call(page.push, running.url, pace=PACE)
+    await page.until(lambda f: f["op"] == "started")
+    live.act("hold", {})
+    released = await page.until(lambda f: f["op"] == "released")
+    assert "the longest talk" in released["reason"] and live.caller.held is None
+    live.act("hold", {})  # a new hold is allowed: the last one ended
+    phone.detach(live)  # the page goes away holding: botemu lets go at once
+    assert live.caller.held is None
+    assert phone.attach(live.call_id, page.push) is live
+    live.act("hangup", {})
+    report = await asyncio.wait_for(live.task, 20)  # type: ignore[arg-type]
+    assert report.end_reason.value == "caller hung up"

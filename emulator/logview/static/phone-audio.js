@@ -23,6 +23,26 @@ export class Speaker {
     this.playing = null; // {source, key}
     this.enabled = true;
     this.played = 0;
+    this.inCall = false;
+    this.cutKeys = new Set(); // prompts already cut: audio that comes after is not played
+  }
+
+  /** A call begins: its prompts may play. */
+  begin() {
+    this.inCall = true;
+    this.cutKeys.clear();
+  }
+
+  /** The call ended: nothing more plays. */
+  end() {
+    this.inCall = false;
+    this.stop();
+  }
+
+  /** The prompt `key` was cut (a barge-in): stop it, and never start it later. */
+  cut(key) {
+    this.cutKeys.add(key);
+    this.stop(key);
   }
 
   /** Call from a click (the browser lets a page make sound after one). */
@@ -41,13 +61,15 @@ export class Speaker {
     } catch {
       return; // not audio the browser reads: the prompt's text still shows
     }
+    const key = `${frame.header.operation_id}#${frame.header.index}`;
+    if (!this.inCall || this.cutKeys.has(key)) return; // cut, or the call ended, while decoding
     this.stop();
     const source = this.context.createBufferSource();
     source.buffer = decoded;
     source.playbackRate.value = 1 / pace;
     source.connect(this.context.destination);
     source.start(this.context.currentTime + Math.max(0, Number(frame.header.delay) || 0) * pace); // after its leading silence
-    this.playing = { source, key: `${frame.header.operation_id}#${frame.header.index}` };
+    this.playing = { source, key };
     source.addEventListener('ended', () => {
       if (this.playing?.source === source) this.playing = null;
     });

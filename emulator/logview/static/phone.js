@@ -149,7 +149,10 @@ export class PhonePage {
       onBinary: (buffer) => this.speaker.play(buffer, this.pace),
       onState: (state, detail) => {
         if (state === 'open') this.status.textContent = this.callId ? 'Connected again.' : 'Ready: choose a bot and Call.';
-        if (state === 'open' && this.callId) this.socket.send({ op: 'resume', call_id: this.callId });
+        if (state === 'open' && this.callId) {
+          this.speaker.begin();
+          this.socket.send({ op: 'resume', call_id: this.callId });
+        }
         if (state === 'closed') this.status.textContent = `Disconnected (${detail}).`;
       },
     });
@@ -175,6 +178,7 @@ export class PhonePage {
     const caller = { identity: this.identity.value.trim(), display_name: this.displayName.value.trim(),
       multiparty: this.multiparty.checked };
     this.speaker.wake(); // a click: the browser lets the page play the prompts from now on
+    this.speaker.begin();
     this.socket?.send({ op: 'call', bot: url, pace: this.pace, caller });
     this.status.textContent = `Calling ${url}…`;
   }
@@ -195,12 +199,13 @@ export class PhonePage {
     this.micState.textContent = 'Recording from the microphone: let go to stop.';
   }
 
-  release() {
+  /** Let go of the button; `tell` false when botemu already knows (it let go, or the call ended). */
+  release(tell = true) {
     if (!this.holding) return;
     this.holding = false;
     this.holdButton.setAttribute('aria-pressed', 'false');
     this.mic.stop();
-    this.act({ op: 'release' });
+    if (tell) this.act({ op: 'release' });
     this.micState.textContent = '';
   }
 
@@ -230,6 +235,7 @@ export class PhonePage {
         frame.bots.map((b) => h('option', { value: b.url }, `${b.name} (${b.url})`)));
       if (frame.bots.length === 1) this.bots.value = frame.bots[0].url;
     } else if (frame.op === 'started') {
+      this.speaker.begin();
       this.callId = frame.call_id;
       this.status.textContent = `In a call with ${frame.bot}.`;
       fill(this.link, 'The whole ladder: ', h('a', { href: `#/calls/${encodeURIComponent(frame.call_id)}`, id: 'phone-call-page' }, `call ${frame.call_id.slice(0, 12)}`));
@@ -239,9 +245,12 @@ export class PhonePage {
       this.status.textContent = `Call ended: ${frame.reason}.`;
       this.playing.textContent = '';
       this.stopTimer();
-      this.speaker.stop();
-      this.release();
+      this.speaker.end();
+      this.release(false);
       this.callId = null;
+    } else if (frame.op === 'released') {
+      this.release(false);
+      this.micState.textContent = `botemu let go of the microphone: ${frame.reason}.`;
     } else if (frame.op === 'refused') {
       this.status.textContent = `Refused: ${frame.error}`;
     }
@@ -262,7 +271,7 @@ export class PhonePage {
     }
     if (frame.kind === 'platform' && p.kind === 'action') this.stopTimer();
     if (frame.kind === 'platform' && p.kind === 'prompt played' && p.interrupted) {
-      this.speaker.stop(`${p.operation_id}#${p.index}`);
+      this.speaker.cut(`${p.operation_id}#${p.index}`);
       this.playing.textContent = `${this.playing.textContent} (cut off)`;
     }
     this.line(`${frame.vtime.toFixed(2)} s  ${p.summary || frame.kind}`, frame.kind);
