@@ -11,10 +11,13 @@ Importing this module imports Locust (and so monkey-patches with gevent)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import gevent
 from locust import events
+from locust.runners import MasterRunner
 
 KEY = "botemu_calls"
 """The key of our counters in a worker's report to the master."""
@@ -47,6 +50,10 @@ class CallMetrics:
         self._cpu_start = self._cpu_last = (time.monotonic(), self._cpu_seconds())
 
     def reset(self) -> None:
+        self.stopped = False
+        """This worker's users have stopped: its reports are final."""
+        self.awaiting: set[str] = set()
+        """On a master that quits: the workers whose final report has not come yet."""
         self.totals = Counts()
         self.unsent = Counts()
         self.local_active = 0
@@ -102,9 +109,11 @@ class CallMetrics:
         return time.process_time()
 
     def report(self, client_id: str, data: dict[str, Any]) -> None:
-        """``report_to_master``: add what this worker counted since its last report."""
+        """``report_to_master``: add what this worker counted since its last report (``final``
+        once its users have stopped)."""
         data[KEY] = {**asdict(self.unsent), "active": self.local_active,
-                     "cpu": self.cpu_average(), "cpu_now": self.cpu_recent()}  # fmt: skip
+                     "cpu": self.cpu_average(), "cpu_now": self.cpu_recent(),
+                     "final": self.stopped}  # fmt: skip
         self.unsent = Counts()
 
     def receive(self, client_id: str, data: dict[str, Any]) -> None:
@@ -112,6 +121,8 @@ class CallMetrics:
         part = data.get(KEY)
         if not isinstance(part, dict):
             return
+        if part.get("final"):
+            self.awaiting.discard(client_id)
         self.totals.add(
             Counts(*(int(part.get(k, 0)) for k in ("started", "done", "failed", "late")))
         )
@@ -136,7 +147,34 @@ def report_at_stop(environment: Any, **_: Any) -> None:
 
     runner = getattr(environment, "runner", None)
     if isinstance(runner, WorkerRunner):
+        METRICS.stopped = True
         runner._send_stats()  # Locust's own final report, sent earlier
 
 
 events.test_stop.add_listener(report_at_stop)
+
+FINAL_REPORT_WAIT = 10.0
+"""Seconds a master that quits waits for its workers' final reports (Locust waits half a
+second: a worker still stopping its users then, on a busy machine, had its last samples left
+out of the master's final figures)."""
+
+
+def _quit_after_final_reports(locust_quit: Callable[[Any], None]) -> Callable[[Any], None]:
+    def quit(runner: Any) -> None:
+        """``MasterRunner.quit``: tell the workers to quit and wait (at most
+        ``FINAL_REPORT_WAIT`` seconds) for each one's final report, then quit as Locust does."""
+        from locust.rpc import Message
+
+        clients = [client.id for client in runner.clients.all]
+        METRICS.awaiting = set(clients)
+        for client_id in clients:
+            runner.server.send_to_client(Message("quit", None, client_id))
+        deadline = time.monotonic() + FINAL_REPORT_WAIT
+        while METRICS.awaiting and time.monotonic() < deadline:
+            gevent.sleep(0.05)
+        locust_quit(runner)
+
+    return quit
+
+
+MasterRunner.quit = _quit_after_final_reports(MasterRunner.quit)  # type: ignore[method-assign, assignment]
