@@ -6,8 +6,9 @@ goes on. The engine, the rules and the transcript are those of every other call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 
 from emulator.calling.events import EndReason
 from emulator.calling.live import LiveCaller, LiveInputError
-from emulator.calling.session import CallSettings, place_call
+from emulator.calling.session import CallReport, CallSettings, place_call
 from emulator.jsonutil import JSONObject
 from emulator.replay.convert import replay_of
 from emulator.transcripts.store import TranscriptStore
@@ -49,6 +50,28 @@ class Watch:
                 await self.changed.wait()
 
 
+    async def until_kind(self, kind: str, seconds: float = 20.0) -> None:
+        """Wait until an event of ``kind`` has come."""
+        async with asyncio.timeout(seconds):
+            while not any(k == kind for k, _, _ in self.events):
+                self.changed.clear()
+                await self.changed.wait()
+
+
+@contextlib.asynccontextmanager
+async def live_call(
+    url: str, folder: Path
+) -> AsyncIterator[tuple[LiveCaller, Watch, TranscriptStore, asyncio.Task[CallReport]]]:
+    """A live call to ``url`` at ``PACE`` into a store in ``folder``, its first Workflow (the
+    reference bot's menu) playing."""
+    caller, watch = LiveCaller(), Watch()
+    settings = CallSettings(bot_url=url, pace=PACE, live=True)
+    with TranscriptStore(folder / "t.db") as store:
+        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
+        await watch.until("Workflow [answer, playPrompt, recognize]")
+        yield caller, watch, store, call
+
+
 def outcomes(store: TranscriptStore, call_id: str) -> list[str]:
     return [str(e.payload.get("summary")) for e in store.events(call_id)
             if e.kind == "http.request" and "Outcome" in str(e.payload.get("summary"))]  # fmt: skip
@@ -57,11 +80,7 @@ def outcomes(store: TranscriptStore, call_id: str) -> list[str]:
 async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
     ivr_bot: str, tmp_path: Path
 ) -> None:
-    caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
-    with TranscriptStore(tmp_path / "t.db") as store:
-        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
-        await watch.until("Workflow [answer, playPrompt, recognize]")
+    async with live_call(ivr_bot, tmp_path) as (caller, watch, store, call):
         await asyncio.sleep(0.6)  # 6 virtual seconds: the menu prompt plays from 2.4 s to 11.6 s
         caller.press("1")
         await watch.until("Workflow [recognize]")  # the account number is asked
@@ -91,11 +110,7 @@ async def test_a_key_during_the_menu_prompt_barges_in_and_the_call_goes_on(
 async def test_silence_times_out_into_the_re_prompt_and_the_caller_hangs_up(
     ivr_bot: str, tmp_path: Path
 ) -> None:
-    caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
-    with TranscriptStore(tmp_path / "t.db") as store:
-        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
-        await watch.until("Workflow [")
+    async with live_call(ivr_bot, tmp_path) as (caller, watch, store, call):
         await watch.until("Workflow [", count=2, seconds=30)  # the re-prompt, after 16.6 s
         with pytest.raises(LiveInputError, match="keys are 1 to 32 of 0-9"):
             caller.press("5A")  # refused: not on a dial pad; the call goes on
@@ -166,11 +181,7 @@ async def test_a_wait_that_goes_on_from_the_last_keeps_to_the_calls_schedule() -
 async def test_keys_pressed_one_at_a_time_are_each_recorded_and_set_their_timers(
     ivr_bot: str, tmp_path: Path
 ) -> None:
-    caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=ivr_bot, pace=PACE, live=True)
-    with TranscriptStore(tmp_path / "t.db") as store:
-        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
-        await watch.until("Workflow [answer, playPrompt, recognize]")
+    async with live_call(ivr_bot, tmp_path) as (caller, watch, store, call):
         caller.press("1")
         await watch.until("Workflow [recognize]")  # the account number, after its prompt
         await asyncio.sleep(0.5)

@@ -16,10 +16,8 @@ import pytest
 
 from emulator.calling.events import EndReason
 from emulator.calling.live import MAX_HELD_BYTES, MIC_RATE, LiveCaller, LiveInputError
-from emulator.calling.session import CallSettings, place_call
-from emulator.transcripts.store import TranscriptStore
 from tests.audio.sound import goertzel, rms
-from tests.calling.test_live import Watch, outcomes
+from tests.calling.test_live import live_call, outcomes
 from tests.support import ivr_bot
 
 PACE = 0.1  # ten virtual seconds in one real second
@@ -45,18 +43,11 @@ async def test_a_held_talk_is_the_microphones_audio_in_the_recording_the_bot_sav
     voicemail: tuple[str, Path], tmp_path: Path
 ) -> None:
     url, folder = voicemail
-    caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=url, pace=PACE, live=True)
-    with TranscriptStore(tmp_path / "t.db") as store:
-        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
-        await watch.until("Workflow [answer, playPrompt, recognize]")
+    async with live_call(url, tmp_path) as (caller, watch, store, call):
         caller.press("3")  # voicemail
         await watch.until("Workflow [record]")
         # The recording starts after the prompt and the beep: its timer says when.
-        async with asyncio.timeout(20):
-            while not any(k == "live.timer" for k, _, _ in watch.events):
-                watch.changed.clear()
-                await watch.changed.wait()
+        await watch.until_kind("live.timer")
         [timer] = [p for k, p, _ in watch.events if k == "live.timer"]
         assert timer["reason"] == "initialSilenceTimeout" and timer["limit"] is not None
         caller.hold()
@@ -116,17 +107,10 @@ async def test_a_stop_tone_pressed_into_a_recording_replays_at_its_moment(
     from emulator.replay.convert import replay_of
 
     url, _ = voicemail
-    caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=url, pace=PACE, live=True)
-    with TranscriptStore(tmp_path / "t.db") as store:
-        call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
-        await watch.until("Workflow [answer, playPrompt, recognize]")
+    async with live_call(url, tmp_path) as (caller, watch, store, call):
         caller.press("3")
         await watch.until("Workflow [record]")
-        async with asyncio.timeout(20):
-            while not any(k == "live.timer" for k, _, _ in watch.events):
-                watch.changed.clear()
-                await watch.changed.wait()
+        await watch.until_kind("live.timer")
         await asyncio.sleep(0.2)  # 2 virtual seconds into the recording
         caller.press("#")
         await watch.until("Workflow [", count=3, seconds=30)
