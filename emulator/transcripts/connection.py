@@ -15,13 +15,12 @@ from contextlib import contextmanager
 from itertools import chain, groupby
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from emulator.transcripts.queries import EVENTS_PER_INSERT, INSERT_EVENT, insert_events
 from emulator.transcripts.records import TranscriptError, reason_of
 from emulator.transcripts.schema import connect
 from emulator.transcripts.writer import WriteBehind
-
 
 EVENT_ROWS = "event rows"
 """The statement of a queue item whose parameters are event rows (a sequence of them, each
@@ -80,17 +79,20 @@ def insert_event_rows(conn: sqlite3.Connection, rows: Sequence[tuple[object, ...
         raise
 
 
-def _event_rows(items: Sequence[tuple[object, ...]]) -> list[tuple[object, ...]] | None:
-    """The event rows of a batch, in order, when it holds nothing else; else None."""
-    rows: list[tuple[object, ...]] = []
+def _segments(items: Sequence[tuple[object, ...]]) -> list[tuple[object, list[Any]]]:
+    """A batch in order, as runs of event rows (``None``, the rows) and the other statements
+    (``sql``, its parameters)."""
+    out: list[tuple[object, list[Any]]] = []
     for sql, params in items:
-        if sql is EVENT_ROWS:
-            rows.extend(params)  # type: ignore[arg-type]
-        elif sql is INSERT_EVENT:
-            rows.append(params)  # type: ignore[arg-type]
+        if sql is EVENT_ROWS or sql is INSERT_EVENT:
+            rows = list(params) if sql is EVENT_ROWS else [params]  # type: ignore[call-overload]
+            if out and out[-1][0] is None:
+                out[-1][1].extend(rows)
+            else:
+                out.append((None, rows))
         else:
-            return None
-    return rows
+            out.append((sql, params))  # type: ignore[arg-type]
+    return out
 
 
 class StoreConnection:
@@ -156,23 +158,18 @@ class StoreConnection:
         with self._lock:
             conn = self._conn
             try:
-                rows = _event_rows(items)
-                plan = _plan(rows) if rows is not None else []
-                if rows is not None and len(plan) <= 1:
-                    _run(conn, plan)
-                    return
+                segments = _segments(items)
+                if len(segments) == 1 and segments[0][0] is None:
+                    plan = _plan(segments[0][1])
+                    if len(plan) <= 1:
+                        _run(conn, plan)
+                        return
                 conn.execute("BEGIN IMMEDIATE")
-                run: list[tuple[object, ...]] = []
-                for sql, params in items:
-                    if sql is EVENT_ROWS:
-                        run.extend(params)  # type: ignore[arg-type]
-                    elif sql is INSERT_EVENT:
-                        run.append(params)  # type: ignore[arg-type]
+                for sql, params in segments:
+                    if sql is None:
+                        _run(conn, _plan(params))
                     else:
-                        _run(conn, _plan(run))
-                        run = []
                         conn.execute(sql, params)  # type: ignore[arg-type]
-                _run(conn, _plan(run))
                 conn.execute("COMMIT")
             except sqlite3.Error as e:
                 if conn.in_transaction:
