@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import cast
 
 from emulator.connector.bodies import copies
-from emulator.connector.conversations import Conversation
+from emulator.connector.conversations import DEFAULT_CHANNEL, Conversation
 from emulator.connector.errors import bad_argument, missing_property
 from emulator.connector.state import StateCore
 from emulator.jsonutil import JSON, JSONObject, copy_object, kind_of
 
-CHANNEL_ID = "botemu"
-"""The ``channelId`` of every activity botemu stores."""
+CHANNEL_ID = DEFAULT_CHANNEL
+"""The ``channelId`` of a conversation that names none (each conversation has its own)."""
 ACTIVITY_TYPES = tuple(
     "message event invoke messageReaction endOfConversation handoff typing conversationUpdate"
     " trace installationUpdate contactRelationUpdate suggestion deleteUserData messageUpdate"
@@ -242,7 +242,7 @@ class ActivityOps(StateCore):
     def _envelope(self, conversation: Conversation) -> JSONObject:
         return {
             "conversation": conversation.account(),
-            "channelId": CHANNEL_ID,
+            "channelId": conversation.channel_id,
             "serviceUrl": self.service_url,
         }
 

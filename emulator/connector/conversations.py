@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from emulator.connector.errors import not_found
 from emulator.jsonutil import JSON, JSONObject
 
+DEFAULT_CHANNEL = "webchat"
+"""The ``channelId`` of a conversation that names none (docs/decisions.md, "The default channel")."""
+
 TENANT_ID_PYTHON = "tenantID"
 """How the Python SDK spells ``tenantId`` in ConversationParameters (accepted, with a note)."""
 
@@ -38,6 +41,10 @@ class Conversation:
     topic: str | None = None
     tenant_id: str | None = None
     channel_data: JSON = None
+    channel_id: str = DEFAULT_CHANNEL
+    """The ``channelId`` of every activity of the conversation, both ways."""
+    conversation_type: str | None = None
+    """The ConversationAccount's ``conversationType`` (``personal`` on msteams), when set."""
     created: float = 0.0
     warnings: list[str] = field(default_factory=list)
     """What botemu accepted but would flag: unknown activity types, empty messages..."""
@@ -56,6 +63,8 @@ class Conversation:
         out: JSONObject = {"id": self.id, "isGroup": self.is_group}
         if self.topic is not None:
             out["name"] = self.topic
+        if self.conversation_type is not None:
+            out["conversationType"] = self.conversation_type
         if self.tenant_id is not None:
             out["tenantId"] = self.tenant_id
         return out

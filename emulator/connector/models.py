@@ -172,10 +172,25 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
             out["activityId"] = self.post_activity(conversation.id, raw_activity)
         return out
 
-    def open_conversation(self, bot_app_id: str, user: Mapping[str, JSON]) -> Conversation:
-        """A new 1:1 conversation between a user (a ChannelAccount with an ``id``) and the bot."""
+    def open_conversation(
+        self,
+        bot_app_id: str,
+        user: Mapping[str, JSON],
+        *,
+        channel_id: str = CHANNEL_ID,
+        tenant: str | None = None,
+        conversation_type: str | None = None,
+        channel_data: JSON = None,
+    ) -> Conversation:
+        """A new 1:1 conversation between a user (a ChannelAccount with an ``id``) and the bot,
+        on the channel ``channel_id`` (with that channel's tenant, ``conversationType`` and
+        ``channelData``, when it has them)."""
         account = channel_account(user, "$.user")
-        return self._new_conversation(bot_app_id, {"id": bot_app_id}, [account])
+        conversation = self._new_conversation(
+            bot_app_id, {"id": bot_app_id}, [account], tenant=tenant, channel_data=channel_data,
+            channel_id=channel_id, conversation_type=conversation_type,
+        )  # fmt: skip
+        return conversation
 
     def conversations(self, bot_app_id: str, continuation: str | None = None) -> JSONObject:
         """``GET /v3/conversations``: the bot's own conversations, oldest first, one page."""
@@ -194,6 +209,8 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
         topic: str | None = None,
         tenant: str | None = None,
         channel_data: JSON = None,
+        channel_id: str = CHANNEL_ID,
+        conversation_type: str | None = None,
     ) -> Conversation:
         bot = {**bot, "role": bot.get("role", "bot")}
         conversation = Conversation(
@@ -205,6 +222,8 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
             topic=topic,
             tenant_id=tenant,
             channel_data=copy.deepcopy(channel_data),
+            channel_id=channel_id,
+            conversation_type=conversation_type,
             created=self._clock(),
         )
         self._conversations[conversation.id] = conversation

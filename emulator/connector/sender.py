@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from emulator.config import BotRegistration
+from emulator.connector.conversations import DEFAULT_CHANNEL
 from emulator.httpio import read_limited, redact_authorization
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens, TokenKind
 from emulator.jsonutil import JSON, JSONObject, dumps
 
 __all__ = ["CHANNEL_ID", "REFRESH_BEFORE", "ActivitySender", "BotAnswer", "BotTokens", "TokenKind"]
 
-CHANNEL_ID = "botemu"
+CHANNEL_ID = DEFAULT_CHANNEL
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from aiohttp import web
 
 from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
+from emulator.connector.conversations import DEFAULT_CHANNEL
 from emulator.connector.models import ConnectorState
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.identity.routes import IdentityService
@@ -69,14 +70,18 @@ class Emulator:
         activity: JSONObject | None = None,
         *,
         version: str = "1.0",
+        channel: str | None = None,
     ) -> tuple[str, str, BotAnswer]:
         """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
         (conversation id, activity id, the bot's answer). ``version``: the ``ver`` of
-        emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``)."""
+        emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``). ``channel``: the
+        channel id of a conversation opened now (``DEFAULT_CHANNEL`` when None)."""
         assert self.sender is not None
         bot = self.bot(app_id)
         if conversation_id is None or conversation_id not in self.opened:
-            conversation = self.connector.open_conversation(app_id, USER)
+            conversation = self.connector.open_conversation(
+                app_id, USER, channel_id=channel or DEFAULT_CHANNEL
+            )
             conversation_id = conversation.id
             self.opened[conversation_id] = app_id
             update = self.activity(conversation_id, app_id, {
@@ -98,6 +103,7 @@ class Emulator:
     def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:
         return {
             "id": uuid.uuid4().hex,
+            "channelId": self.connector.conversation(conversation_id).channel_id,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock())),
             "from": dict(USER),
             "recipient": {"id": app_id, "role": "bot"},

@@ -333,10 +333,10 @@ def test_the_endorsement_case_picks_channels_by_the_published_endorsements(tmp_p
     case = next(c for c in CASES if c.name == "endorsement")
     assert case.skip is not None and case.channel is not None
     none = made()
-    assert (none.endorsements, none.channel) == ((), "botemu")
+    assert (none.endorsements, none.channel) == ((), "webchat")
     assert case.skip(none) == NO_ENDORSEMENTS
-    both = made("msteams", "botemu")
-    assert (both.channel, case.skip(both)) == ("botemu", None)
+    both = made("msteams", "webchat")
+    assert (both.channel, case.skip(both)) == ("webchat", None)
     assert case.channel(both) == "botemu-unendorsed"
     # Keys endorsed for other channels only: the good cases come from an endorsed channel.
     teams = made("msteams", "botemu-unendorsed", "botemu-unendorsed1")

@@ -76,7 +76,7 @@ def test_create_with_activity_stores_it_with_the_envelope(state: ConnectorState)
             "id": "id2",
             "timestamp": "2023-11-14T22:13:20.250Z",
             "serviceUrl": SERVICE_URL,
-            "channelId": "botemu",
+            "channelId": "webchat",
             "conversation": {"id": "id1", "isGroup": False},
             "from": {"id": "botA", "role": "bot"},
             "recipient": USER,

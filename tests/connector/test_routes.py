@@ -188,7 +188,7 @@ async def test_send_returns_the_exact_resource_response_bytes(
     stored = state.conversation(world.conversation).activity("id4")
     assert stored["text"] == "hello"
     assert stored["serviceUrl"] == SERVICE_URL
-    assert stored["channelId"] == "botemu"
+    assert stored["channelId"] == "webchat"
 
 
 async def test_reply_update_and_delete(client: Client, state: ConnectorState, world: World) -> None:
