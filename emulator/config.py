@@ -46,6 +46,8 @@ class Profile(enum.StrEnum):
     V31 = "v3.1"
 
 
+PLATFORM_OFF = -1
+"""``ServiceConfig.platform_port`` for no listener of the platform's hosts."""
 IDENTITY = "/_identity"
 """Where the identity service lives under the base URL."""
 CONNECTOR_RESOURCE = "api://botemu-connector"
@@ -163,6 +165,10 @@ class ServiceConfig:
     real_issuers: bool = False
     """Tokens and metadata carry the real platform's issuer strings (``REAL_ISSUERS``), signed
     with botemu's keys (``botemu serve --real-issuers``); overrides still win."""
+    platform_port: int | None = None
+    """The port of the listener that answers for the platform's well-known hosts
+    (``emulator/identity/platform.py``): None, the port after ``port`` (any free one when that
+    is taken); 0, any free port; ``PLATFORM_OFF``, no listener."""
     allow_hosts: tuple[str, ...] = ()
     """Host names botemu answers to besides loopback and its own address (``--allow-host``,
     ``NAME`` or ``NAME:PORT``; emulator/guard.py)."""

@@ -41,6 +41,10 @@ def service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
                         help="publish the signing keys endorsed for these channel ids only "
                         "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
+    parser.add_argument("--platform-port", type=int, default=None, metavar="N",
+                        help="the port of the listener that answers for the platform's identity "
+                        "hosts (default: the port after --port; 0: any free port; -1: none); "
+                        "botemu env prints how a bot reaches it (docs/sdk.md)")  # fmt: skip
     parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
                         help="answer to this Host name too (NAME or NAME:PORT; repeatable; "
                         "e.g. the compose service name a bot calls); docs/security.md")  # fmt: skip
@@ -85,6 +89,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
                 getattr(args, "endorse", None) or data.get("endorsements") or []
             ),
             allow_hosts=_hosts(getattr(args, "allow_host", None), data),
+            platform_port=_platform_port(getattr(args, "platform_port", None), data),
         )
     except (ValueError, TypeError) as e:
         raise BotemuError(f"bad configuration: {e}") from e
@@ -96,6 +101,16 @@ def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
     if not isinstance(listed, list) or not all(isinstance(h, str) for h in listed):
         raise ValueError(f"allow_hosts is a list of host names, not {listed!r}")
     return tuple(dict.fromkeys([*listed, *(option or [])]))
+
+
+def _platform_port(option: int | None, data: dict[str, Any]) -> int | None:
+    """``--platform-port`` or the file's ``platform_port``: -1 (none) to 65535, or None."""
+    value = option if option is not None else data.get("platform_port")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not -1 <= value <= 65535:
+        raise ValueError(f"platform_port is a port number (0: any free one; -1: none), not {value!r}")
+    return value
 
 
 def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
@@ -126,7 +141,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BotemuError(f"{path}: expected a mapping of settings")
     known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
-             "endorsements", "allow_hosts"}  # fmt: skip
+             "endorsements", "allow_hosts", "platform_port"}  # fmt: skip
     unknown = sorted(set(data) - known)
     if unknown:
         raise BotemuError(

@@ -184,11 +184,12 @@ async def _run(
     from emulator.service.hosting import banner, serving
     from emulator.service.livechat import LIVECHAT
     from emulator.service.livephone import LIVEPHONE
+    from emulator.service.state import EMULATOR
 
     async with serving(config, store) as runner:
         runner.app[LIVECHAT].max_live = runner.app[LIVEPHONE].max_live = max_live
         runner.app[LIVECHAT].given = manifest
-        out.write(banner(config))
+        out.write(banner(config, runner.app[EMULATOR].platform))
         out.flush()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

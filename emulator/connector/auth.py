@@ -147,9 +147,11 @@ def identity_verifier(
     *,
     registered: Callable[[str], bool],
     clock: Callable[[], float],
+    audiences: Sequence[str] = (),
 ) -> Verifier:
     """The real Verifier: ``emulator.identity.tokens`` checks each token against ``keys``,
-    botemu's emulator issuer and the connector audience (with 5 minutes of skew) at ``clock()``.
+    botemu's emulator issuer and the connector audience (or one of ``audiences``; with 5
+    minutes of skew) at ``clock()``.
     A ``TokenError`` is a 401 whose ``reason`` is the token check that failed.
 
     A header accepted before (``AcceptedHeaders``) is not parsed and checked again: what can
@@ -159,7 +161,7 @@ def identity_verifier(
     profiles = [placeholders] if isinstance(placeholders, Placeholders) else list(placeholders)
     expectation = Expectation(
         issuers=tuple(dict.fromkeys(p.emulator_issuer for p in profiles)),
-        audiences=tuple(dict.fromkeys(p.connector_audience for p in profiles)),
+        audiences=tuple(dict.fromkeys([*(p.connector_audience for p in profiles), *audiences])),
     )
     skew = expectation.skew_seconds
     verified = VerifiedTokens()

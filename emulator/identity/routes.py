@@ -141,7 +141,7 @@ class IdentityService:
                 "unsupported_grant_type",
                 f"grant_type {_short(request.grant_type)} is not supported; use client_credentials",
             )
-        bot = self._authenticate(request)
+        bot = self.authenticate(request)
         scopes = {p: self.config.placeholders(p).connector_scope for p in profiles}
         expected = " or ".join(dict.fromkeys(scopes.values()))
         if request.scope is None:
@@ -181,7 +181,8 @@ class IdentityService:
             "claims_supported": ["iss", "aud", "iat", "nbf", "exp", "appid", "azp", "ver"],
         }
 
-    def _authenticate(self, request: TokenRequest) -> BotRegistration:
+    def authenticate(self, request: TokenRequest) -> BotRegistration:
+        """The registered bot whose client id and secret the request carries."""
         if request.client_id is None:
             raise _invalid_client("no client authentication: send client_id and client_secret")
         if request.client_secret is None:

@@ -16,6 +16,7 @@ from emulator.connector.routes import AnonymousBots, setup_connector
 from emulator.connector.sender import ActivitySender, BotTokens
 from emulator.guard import protect
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
+from emulator.identity.wellknown import PLATFORM_AUDIENCE
 from emulator.logview import setup_logview
 from emulator.pki_routes import pki_routes
 from emulator.service.control import control_routes
@@ -38,6 +39,7 @@ def make_app(
         [config.placeholders(p) for p in Profile],
         registered=lambda a: config.bot(a) is not None,
         clock=clock,
+        audiences=(PLATFORM_AUDIENCE,),  # tokens from the platform's hosts (identity/wellknown.py)
     )
     tokens = BotTokens(identity.keys, placeholders, config.profile, clock)
     app = web.Application(client_max_size=8 * 1024 * 1024)

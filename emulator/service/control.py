@@ -82,7 +82,11 @@ async def _health(request: web.Request) -> web.Response:
 
 
 async def _config(request: web.Request) -> web.Response:
-    return web.json_response(config_document(request.app[EMULATOR].config))
+    emulator = request.app[EMULATOR]
+    document = config_document(emulator.config)
+    if emulator.platform is not None:
+        document["platform"] = emulator.platform
+    return web.json_response(document)
 
 
 async def _rotate(request: web.Request) -> web.Response:

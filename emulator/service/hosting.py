@@ -10,9 +10,12 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from emulator.certs import ensure_certs, server_ssl_context
-from emulator.config import ENV_NAMES, ServiceConfig
+from emulator.config import ENV_NAMES, PLATFORM_OFF, ServiceConfig
 from emulator.identity.routes import msal_authority
+from emulator.jsonutil import JSONObject
+from emulator.identity.platform import PlatformListener
 from emulator.service.app import make_app
+from emulator.service.platform_hosts import start_platform_hosts
 from emulator.transcripts.store import TranscriptStore
 
 
@@ -23,10 +26,15 @@ async def serving(config: ServiceConfig, store: TranscriptStore) -> AsyncIterato
     ssl_context = server_ssl(config) if config.tls else None
     runner = web.AppRunner(make_app(config, store), access_log=None)
     await runner.setup()
+    platform: PlatformListener | None = None
     try:
         await web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context).start()
+        if config.platform_port != PLATFORM_OFF:
+            platform = await start_platform_hosts(runner.app)
         yield runner
     finally:
+        if platform is not None:
+            await platform.close()
         await runner.cleanup()
 
 
@@ -62,7 +70,9 @@ def sdk_settings(config: ServiceConfig) -> dict[str, str]:
     }
 
 
-def banner(config: ServiceConfig) -> str:
+def banner(config: ServiceConfig, platform: JSONObject | None = None) -> str:
+    """What ``botemu serve`` prints once it listens (``platform``: the listener of the
+    platform's hosts, when it runs)."""
     p = config.placeholders()
     lines = [
         f"botemu {config.profile.value} listening on {config.base_url}",
@@ -71,6 +81,14 @@ def banner(config: ServiceConfig) -> str:
         f"  OpenID metadata          {p.openid_metadata_url}",
         f"  control API              {config.base_url}/_botemu/health",
         f"  log view                 {config.base_url}/",
+    ]
+    if platform is not None:
+        lines.append(f"  platform hosts           {platform['address']}   (login.botframework.com, "
+                     "login.microsoftonline.com: botemu's keys and tokens)")  # fmt: skip
+    lines += [
+        "",
+        "A bot's whole environment for its SDK: botemu env agents-python | agents-js | "
+        "botbuilder-python | botbuilder-js | calling-node (docs/sdk.md)",
         "",
         "Settings for your bot (paste into its environment):",
     ]

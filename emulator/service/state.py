@@ -36,6 +36,9 @@ class Emulator:
     sender: ActivitySender | None = None
     opened: dict[str, str] = field(default_factory=dict)
     """Conversation id -> app id of conversations opened through the control API."""
+    platform: JSONObject | None = None
+    """How a bot reaches the listener of the platform's hosts, once it runs
+    (``service/platform_hosts.py``)."""
 
     def bot(self, app_id: str) -> BotRegistration:
         bot = self.config.bot(app_id)

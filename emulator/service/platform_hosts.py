@@ -1,0 +1,90 @@
+"""The platform's hosts beside a running botemu: its listener started with the app, each
+exchange recorded, and what a bot's environment needs to reach it (``GET /_botemu/config``'s
+``platform``; ``botemu env``). The listener itself is ``emulator.identity.platform``."""
+
+from __future__ import annotations
+
+import errno
+import logging
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from emulator.config import ServiceConfig
+from emulator.httpio import redact_authorization
+from emulator.identity.platform import PRELOAD, PlatformListener, trust_bundle
+from emulator.identity.routes import IDENTITY
+from emulator.identity.wellknown import PLATFORM_HOSTS, Recorder
+from emulator.jsonutil import JSON, JSONObject
+from emulator.service.state import EMULATOR, Emulator
+from emulator.transcripts.store import TranscriptError
+
+log = logging.getLogger(__name__)
+TRANSCRIPT_KIND = "identity"
+"""The kind of the transcript that holds the exchanges with the platform's hosts."""
+
+
+@dataclass
+class PlatformRecord:
+    """The exchanges with the platform's hosts, in one transcript of their own (started with the
+    first)."""
+
+    emulator: Emulator
+    transcript: str | None = None
+    failed: bool = field(default=False)
+
+    def record(self, request: web.Request, status: int, body: JSON) -> None:
+        if self.failed:
+            return
+        store = self.emulator.store
+        try:
+            if self.transcript is None:
+                self.transcript = store.start(kind=TRANSCRIPT_KIND, bot="platform hosts",
+                                              caller="bots")  # fmt: skip
+            headers: JSONObject = {
+                str(k): (redact_authorization(v) if k.lower() == "authorization" else v)
+                for k, v in request.headers.items()
+            }
+            url = f"https://{request.host}{request.path_qs}"[:2048]
+            store.append_many(self.transcript, [
+                ("http.request", {"summary": f"bot → {request.host}: {request.method} "
+                                  f"{request.path[:120]}", "method": request.method, "url": url,
+                                  "headers": headers}, None),
+                ("http.response", {"summary": f"← {request.host} {status}", "status": status,
+                                   "body": body}, None),
+            ])  # fmt: skip
+        except (TranscriptError, OSError):
+            log.exception("platform hosts: cannot record an exchange")
+            self.failed = True
+
+
+def platform_document(config: ServiceConfig, port: int) -> JSONObject:
+    """What a bot's runtime is given to reach the listener on ``port``."""
+    address = f"127.0.0.1:{port}"
+    return {
+        "address": address,
+        "proxy": f"http://{address}",
+        "hosts": list(PLATFORM_HOSTS),
+        "trust_bundle": str(trust_bundle(config.certs_dir)),
+        "ca": str((config.certs_dir / "ca.pem").resolve()),
+        "node_preload": str(PRELOAD),
+    }
+
+
+async def start_platform_hosts(app: web.Application) -> PlatformListener:
+    """Start the listener of ``app``'s botemu on ``config.platform_port`` (None: the port after
+    botemu's, or any free one when that is taken) and publish it on the Emulator."""
+    emulator = app[EMULATOR]
+    config = emulator.config
+    recorder: Recorder = PlatformRecord(emulator).record
+    listener = PlatformListener(app[IDENTITY], config.certs_dir, record=recorder)
+    wanted = config.platform_port
+    try:
+        port = await listener.start(config.host, config.port + 1 if wanted is None else wanted)
+    except OSError as e:
+        if wanted is not None or e.errno != errno.EADDRINUSE:
+            await listener.close()
+            raise
+        port = await listener.start(config.host, 0)
+    emulator.platform = platform_document(config, port)
+    return listener
