@@ -74,6 +74,8 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
     }
     if args.token_version:
         token["version"] = args.token_version
+    if getattr(args, "channel", None):
+        token["channel"] = args.channel
     printer = ChatPrinter(out)
     if args.send is not None:
         sent = await post_json(

@@ -112,6 +112,9 @@ def _add_chat(subparsers: argparse._SubParsersAction[Any]) -> None:
                       help="send emulator-path tokens instead of connector-path ones")  # fmt: skip
     chat.add_argument("--token-version", choices=["1.0", "2.0"],
                       help="with --emulator-token: 1.0 (appid) or 2.0 (azp)")  # fmt: skip
+    chat.add_argument("--channel", choices=["webchat", "directline", "emulator", "msteams"],
+                      default=None, help="the channel id of the conversation, and that channel's "
+                      "shape (default: webchat; docs/sdk.md, Channels)")  # fmt: skip
     chat.set_defaults(handler=chat_handler)
 
 

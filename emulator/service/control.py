@@ -16,9 +16,10 @@
                                                     (``{"app_id", "anonymous"}``)
 ``POST /_botemu/chat``  ``{"app_id", "text",``      a user message to a bot (opening a conversation
 ``"conversation_id"?, "activity"?, "token"?,``      with conversationUpdate the first time); with
-``"version"?}``                                     ``activity``, any activity (event, invoke, ...);
+``"version"?, "channel"?}``                         ``activity``, any activity (event, invoke, ...);
                                                     ``token: "emulator"`` sends emulator-path
-                                                    tokens, of ``version`` "1.0" or "2.0"
+                                                    tokens, of ``version`` "1.0" or "2.0"; a new
+                                                    conversation is on ``channel`` (webchat)
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
 ``GET  /_botemu/conversations/{id}/events``         its transcript events with seq > N
                                                     (``?after=N``; at most 500 a page)
@@ -42,6 +43,7 @@ from aiohttp import web
 
 from emulator import __version__
 from emulator.calling.tokens import MAX_APP_ID
+from emulator.channels import channel
 from emulator.config import BotRegistration
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
@@ -179,10 +181,16 @@ async def _chat(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text='version is "1.0" (appid) or "2.0" (azp)')
     if "version" in body and kind is not TokenKind.EMULATOR:
         raise web.HTTPBadRequest(text='version is for emulator-path tokens ("token": "emulator")')
+    channel_name = _string(body, "channel", required=False)
+    try:
+        channel(channel_name)
+    except ValueError as e:
+        raise web.HTTPBadRequest(text=str(e)) from None
     try:
         conversation_id, activity_id, answer = await emulator.chat(
-            app_id, text, conversation_id, kind, activity, version=str(version)
-        )
+            app_id, text, conversation_id, kind, activity, version=str(version),
+            channel=channel_name,
+        )  # fmt: skip
     except ConnectorError as e:
         raise web.HTTPBadRequest(text=str(e)) from e
     result: JSONObject = {

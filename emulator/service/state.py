@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from aiohttp import web
 
 from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
-from emulator.connector.conversations import DEFAULT_CHANNEL
+from emulator.channels import open_on, shaped
 from emulator.connector.models import ConnectorState
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.identity.routes import IdentityService
@@ -78,13 +78,11 @@ class Emulator:
         """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
         (conversation id, activity id, the bot's answer). ``version``: the ``ver`` of
         emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``). ``channel``: the
-        channel id of a conversation opened now (``DEFAULT_CHANNEL`` when None)."""
+        channel of a conversation opened now (``emulator.channels``; the default when None)."""
         assert self.sender is not None
         bot = self.bot(app_id)
         if conversation_id is None or conversation_id not in self.opened:
-            conversation = self.connector.open_conversation(
-                app_id, USER, channel_id=channel or DEFAULT_CHANNEL
-            )
+            conversation = open_on(self.connector, app_id, USER, channel)
             conversation_id = conversation.id
             self.opened[conversation_id] = app_id
             update = self.activity(conversation_id, app_id, {
@@ -104,15 +102,15 @@ class Emulator:
         return conversation_id, activity_id, answer
 
     def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:
-        return {
+        """A user's activity to the bot in the conversation, in its channel's shape."""
+        return shaped(self.connector.conversation(conversation_id), {
             "id": uuid.uuid4().hex,
-            "channelId": self.connector.conversation(conversation_id).channel_id,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock())),
             "from": dict(USER),
             "recipient": {"id": app_id, "role": "bot"},
             "conversation": {"id": conversation_id},
             **fields,
-        }
+        })  # fmt: skip
 
 
 EMULATOR = web.AppKey("emulator", Emulator)
