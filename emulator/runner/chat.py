@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from emulator.channels import open_on
 from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
@@ -139,14 +140,14 @@ class Local(Chat):
         conversation_id: str | None = None
         if turns and turns[0].type == "conversationUpdate":
             # The scenario opens the conversation itself: no automatic conversationUpdate.
-            conversation_id = self.emulator.connector.open_conversation(app_id, USER).id
+            conversation_id = open_on(self.emulator.connector, app_id, USER, scenario.channel).id
             self.emulator.opened[conversation_id] = app_id
         for number, turn in enumerate(turns):
             since = time.monotonic()
             try:
                 conversation_id, _, answer = await self.emulator.chat(
                     app_id, turn.text, conversation_id, TokenKind.CONNECTOR,
-                    activity_of(turn, app_id),
+                    activity_of(turn, app_id), channel=scenario.channel,
                 )  # fmt: skip
             except ConnectorError as e:
                 raise CannotRun(f"turn {number + 1} is not an activity botemu can send: {e}") from e
@@ -156,7 +157,7 @@ class Local(Chat):
                     break
             await self.quiet.wait(conversation_id, since, turn_wait(turn))
         if conversation_id is None:  # no turns at all: an empty conversation
-            conversation_id = self.emulator.connector.open_conversation(app_id, USER).id
+            conversation_id = open_on(self.emulator.connector, app_id, USER, scenario.channel).id
         events = self.emulator.store.events(conversation_id)
         return Conversed(conversation_id, events, unreachable)
 

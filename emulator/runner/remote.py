@@ -43,6 +43,7 @@ class Remote(Chat):
         self.quiet = Quiet()
         self.synthetic: list[tuple[str, JSONObject]] = []
         self.scenario: str | None = None
+        self.channel: str | None = None
 
     @classmethod
     async def open(cls, emulator: str, bot: str, app_id: str | None, runner: RunContext) -> Remote:
@@ -67,6 +68,7 @@ class Remote(Chat):
 
     async def converse(self, scenario: Scenario) -> Conversed:
         self.scenario = scenario.id
+        self.channel = scenario.channel
         conversation_id: str | None = None
         unreachable = None
         seen = 0
@@ -91,6 +93,8 @@ class Remote(Chat):
         body: dict[str, Any] = {"app_id": self.app_id, "activity": activity}
         if conversation_id is not None:
             body["conversation_id"] = conversation_id
+        elif self.channel is not None:
+            body["channel"] = self.channel
         self.note(EventKind.HTTP_REQUEST, {"summary": f"→ bot: {turn.type}", "method": "POST",
                                            "url": self.bot, "body": activity})  # fmt: skip
         since = time.monotonic()

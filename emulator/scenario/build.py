@@ -116,6 +116,9 @@ def parts(doc: Data, site: Site) -> Parts:
     expect = expectations(doc.get("expect", {}), ("expect",), kind, site)
     faults = _faults(doc.get("faults", {}), ("faults",), kind, site)
     platform = _platform(doc.get("platform", {}), ("platform",), kind, site)
+    if "channel" in doc and kind != "conversation":
+        site.problem(("channel",), "a channel applies to conversations; this scenario is a "
+                     + kind, at_key=True)  # fmt: skip
     return Parts(caller, messaging, expect, faults, probe, platform)
 
 

@@ -299,6 +299,7 @@ class _Load(FileSet):
             name=data["name"],
             description=data.get("description"),
             tags=tuple(data.get("tags", ())),
+            channel=data.get("channel"),
             caller=parts.caller,
             messaging=parts.messaging,
             probe=parts.probe,

@@ -233,6 +233,8 @@ class Scenario:
     name: str
     description: str | None = None
     tags: tuple[str, ...] = ()
+    channel: str | None = None
+    """A conversation's channel (``emulator.channels``; None: the default)."""
     caller: CallerScript | None = None
     messaging: tuple[Turn, ...] | None = None
     probe: ProbeName | None = None

@@ -7,6 +7,8 @@ time; conversations go through an in-process botemu (or one the test serves) to 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import asyncio
 import json
 import time
@@ -512,6 +514,27 @@ async def test_a_conversation_with_the_echo_bot(echo_runner: Runner) -> None:
     assert time.monotonic() - started < 3.0  # replies end each turn's wait early
     assert result.vtime is None and len(result.transcript_ids) == 1
     assert any("echo: again" in line for line in result.ladder)
+
+
+@pytest.mark.parametrize("channel", [None, "msteams", "directline"])
+async def test_a_conversation_on_a_channel(
+    echo_runner: Runner, store: TranscriptStore, channel: str | None
+) -> None:
+    scenario = replace(chat(HELLO, expect=(ReplyExpect(text=TextMatch(equals="echo: hello")),)),
+                       channel=channel)  # fmt: skip
+    result = await echo_runner.run(scenario)
+    assert result.passed, result.failures
+    sent = [e.payload["body"] for e in store.events(result.transcript_ids[0])
+            if e.kind == "http.request" and isinstance(e.payload.get("body"), dict)]  # fmt: skip
+    to_bot = [b for b in sent if (b.get("from") or {}).get("role") == "user"]
+    assert to_bot and {b["channelId"] for b in sent} == {channel or "webchat"}
+    teams = [b for b in to_bot if "channelData" in b]
+    if channel == "msteams":
+        assert len(teams) == len(to_bot)
+        assert all(b["conversation"]["conversationType"] == "personal" for b in to_bot)
+        assert all(b["from"]["aadObjectId"] for b in to_bot)
+    else:
+        assert teams == []
 
 
 @pytest.mark.parametrize(

@@ -173,7 +173,7 @@ BAD = [
     ),
     pytest.param(
         "name: x\ncaller: []\nauthor: me\n",
-        "3:1: unknown key 'author' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults, platform)",
+        "3:1: unknown key 'author' (expected: name, description, channel, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults, platform)",
         id="unknown-top-level-key-without-hint",
     ),
     pytest.param(
@@ -427,7 +427,7 @@ def test_every_problem_is_listed_in_file_order() -> None:
         "bad.yaml:3:5: unknown step 'prees' (did you mean 'press'?)",
         "bad.yaml:4:14: expected a duration such as 6s, 500ms, 2m or a number of seconds, "
         "got a string ('6x')",
-        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults, platform)",
+        "bad.yaml:5:1: unknown key 'extra' (expected: name, description, channel, tags, spec, variables, matrix, include, caller, messaging, probe, expect, faults, platform)",
     ]
     assert error.errors[0] is error
 
