@@ -43,11 +43,13 @@ class Channel:
     teams: bool = False
 
 
-CHANNELS: dict[str, Channel] = {
-    c.id: c
-    for c in (Channel("webchat"), Channel("directline"), Channel("emulator"),
-              Channel("msteams", teams=True))  # fmt: skip
-}
+_ALL = (
+    Channel("webchat"),
+    Channel("directline"),
+    Channel("emulator"),
+    Channel("msteams", teams=True),
+)
+CHANNELS: dict[str, Channel] = {c.id: c for c in _ALL}
 
 
 def channel(name: str | None) -> Channel:

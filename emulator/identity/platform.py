@@ -70,7 +70,9 @@ def trust_bundle(certs_dir: Path) -> Path:
                 system = Path(candidate).read_bytes()
                 break
     target = certs_dir / TRUST_BUNDLE
-    bundle = system.rstrip(b"\n") + b"\n" + paths.ca.read_bytes() if system else paths.ca.read_bytes()
+    bundle = (
+        system.rstrip(b"\n") + b"\n" + paths.ca.read_bytes() if system else paths.ca.read_bytes()
+    )
     if not target.is_file() or target.read_bytes() != bundle:
         write_file(target, bundle, 0o644)
     return target.resolve()

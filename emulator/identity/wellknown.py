@@ -34,8 +34,8 @@ from aiohttp import hdrs, web
 
 from emulator.identity.routes import (
     _NO_STORE,
-    OAuthError,
     IdentityService,
+    OAuthError,
     TokenGrant,
     TokenRequest,
     _oauth_response,

@@ -11,9 +11,9 @@ from aiohttp import web
 
 from emulator.certs import ensure_certs, server_ssl_context
 from emulator.config import ENV_NAMES, PLATFORM_OFF, ServiceConfig
+from emulator.identity.platform import PlatformListener
 from emulator.identity.routes import msal_authority
 from emulator.jsonutil import JSONObject
-from emulator.identity.platform import PlatformListener
 from emulator.service.app import make_app
 from emulator.service.platform_hosts import start_platform_hosts
 from emulator.transcripts.store import TranscriptStore

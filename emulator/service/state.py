@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from aiohttp import web
 
-from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.channels import open_on, shaped
+from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.connector.models import ConnectorState
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.identity.routes import IdentityService

@@ -10,9 +10,9 @@ import asyncio
 import json
 import os
 import shutil
-import sys
 import ssl
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any

@@ -7,12 +7,11 @@ time; conversations go through an in-process botemu (or one the test serves) to 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
