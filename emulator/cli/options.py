@@ -36,8 +36,12 @@ def service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--certs", type=Path, default=None, help="certificates and keys (certs/)")
     parser.add_argument("--tls", action="store_true", default=None,
                         help="serve over HTTPS with the server certificate of botemu certs")  # fmt: skip
-    parser.add_argument("--real-issuers", action="store_true", default=None,
-                        help="tokens carry the real platform's issuer strings (docs/sdk.md)")  # fmt: skip
+    issuers = parser.add_mutually_exclusive_group()
+    issuers.add_argument("--real-issuers", action="store_true", default=None,
+                         help="tokens carry the real platform's issuer strings, signed with "
+                         "botemu's keys (the default; docs/sdk.md)")  # fmt: skip
+    issuers.add_argument("--own-issuers", action="store_true", default=None,
+                         help="tokens carry botemu's own issuer URLs instead (docs/sdk.md)")  # fmt: skip
     parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
                         help="publish the signing keys endorsed for these channel ids only "
                         "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
@@ -84,7 +88,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
             certs_dir=Path(args.certs or data.get("certs", "certs")),
             overrides={str(k): str(v) for k, v in (data.get("overrides") or {}).items()},
             tls=_flag(getattr(args, "tls", None), data, "tls"),
-            real_issuers=_flag(getattr(args, "real_issuers", None), data, "real_issuers"),
+            real_issuers=_real_issuers(args, data),
             endorsements=endorsed_channels(
                 getattr(args, "endorse", None) or data.get("endorsements") or []
             ),
@@ -101,6 +105,19 @@ def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
     if not isinstance(listed, list) or not all(isinstance(h, str) for h in listed):
         raise ValueError(f"allow_hosts is a list of host names, not {listed!r}")
     return tuple(dict.fromkeys([*listed, *(option or [])]))
+
+
+def _real_issuers(args: argparse.Namespace, data: dict[str, Any]) -> bool:
+    """Whether tokens carry the real platform's issuers: yes unless ``--own-issuers`` or the
+    file's ``real_issuers: false`` (docs/decisions.md, "The real issuers by default")."""
+    if getattr(args, "own_issuers", None):
+        return False
+    if getattr(args, "real_issuers", None):
+        return True
+    value = data.get("real_issuers", True)
+    if not isinstance(value, bool):
+        raise ValueError(f"real_issuers is true or false, not {value!r}")
+    return value
 
 
 def _platform_port(option: int | None, data: dict[str, Any]) -> int | None:

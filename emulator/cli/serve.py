@@ -206,7 +206,8 @@ async def _run(
 
 FLAGS = {"bot_endpoint": "--bot-endpoint", "bot_app_id": "--app-id",
          "bot_app_password": "--app-password", "calling_bot": "--calling-bot"}  # fmt: skip
-SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "endorse", "bot_endpoint",
+SERVE_OPTIONS = ("profile", "config", "certs", "tls", "real_issuers", "own_issuers", "endorse",
+                 "bot_endpoint",
                  "bot_app_id", "bot_app_password", "calling_bot")  # fmt: skip
 
 

@@ -50,6 +50,9 @@ START_TIMEOUT = 30.0
 NPM_TIMEOUT = 300.0
 ANONYMOUS = "anonymous" in BotRegistration.__dataclass_fields__
 TRUST_NAMES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
+PLATFORM_NAMES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NODE_OPTIONS",
+                  "BOTEMU_PLATFORM_ADDRESS")  # fmt: skip
+"""What reaches the platform's hosts (``botemu env``): never inherited by a bot from here."""
 SDK_NAMES = (
     "MicrosoftAppId",
     "MicrosoftAppPassword",
@@ -261,8 +264,7 @@ class Botemu:
                 "--db", "serve.db"]  # fmt: skip
         if tls:
             argv.append("--tls")
-        if real_issuers:
-            argv.append("--real-issuers")
+        argv.append("--real-issuers" if real_issuers else "--own-issuers")
         env = loopback_env(os.environ) | {"PYTHONUNBUFFERED": "1",
                                           "PYTHONPATH": str(ROOT)}  # fmt: skip
         self.process = Process(argv, env, state)
@@ -394,10 +396,24 @@ def sdk_bot_env(settings: Mapping[str, str]) -> dict[str, str]:
     """This environment for an SDK bot given ``settings`` and nothing else of botemu's: the SDK
     and trust variables found here are replaced, not added to."""
     env = loopback_env(os.environ)
-    for name in (*SDK_NAMES, *TRUST_NAMES):
+    for name in (*SDK_NAMES, *TRUST_NAMES, *PLATFORM_NAMES):
         env.pop(name, None)
     env.update(settings)
     return env
+
+
+def botemu_env(emulator: Botemu, sdk: str) -> dict[str, str]:
+    """What ``botemu env SDK --format json`` prints for the running ``emulator`` (run from its
+    state directory, as a developer would beside it): a bot's whole environment."""
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "env", sdk, "--format", "json",
+         "--emulator", emulator.url],
+        capture_output=True, text=True, timeout=60, cwd=emulator.state,
+        env=loopback_env(os.environ) | {"PYTHONPATH": str(ROOT)}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed: dict[str, str] = json.loads(done.stdout)
+    return printed
 
 
 B = TypeVar("B", bound=Bot)
@@ -411,11 +427,12 @@ def serve_bot(
     trust: str = "",
     tls: bool = True,
     real_issuers: bool = False,
+    settings: Callable[[Botemu], dict[str, str]] | None = None,
 ) -> Iterator[tuple[Botemu, B]]:
     """botemu (in ``state``) with one bot registered, its messaging endpoint on a free port, and
     the bot ``start(port, settings)``, for a fixture to yield; with ``credentials`` (app id,
     password) the bot gets the banner's settings (``Botemu.bot_env(trust)``), without them it
-    is anonymous and gets none."""
+    is anonymous and gets none; ``settings``, when given, makes the bot's settings instead."""
     bot_port = free_port()
     endpoint = f"http://127.0.0.1:{bot_port}/api/messages"
     bots: list[dict[str, Any]] = [{"endpoint": endpoint}]
@@ -424,7 +441,11 @@ def serve_bot(
         bots = [{"app_id": app_id, "app_password": app_password, "endpoint": endpoint}]
     emulator = Botemu(state, free_port(), bots, tls=tls, real_issuers=real_issuers)
     try:
-        bot = start(bot_port, {} if credentials is None else emulator.bot_env(trust))
+        if settings is not None:
+            given = settings(emulator)
+        else:
+            given = {} if credentials is None else emulator.bot_env(trust)
+        bot = start(bot_port, given)
     except BaseException:
         emulator.stop()
         raise
