@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import WSMsgType, web
 
+from emulator.channels import CHANNELS, open_on
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import BotAnswer, TokenKind
 from emulator.findings import Finding
@@ -195,7 +196,7 @@ class LiveChat:
                 if frame["op"] == "bots":
                     session.push({"op": "bots", "ref": ref, "bots": self.bots()})
                 elif frame["op"] == "start":
-                    await self.start(session, ref, frame.get("app_id"))
+                    await self.start(session, ref, frame.get("app_id"), frame.get("channel"))
                 elif frame["op"] == "manifest":
                     self.manifest(session, ref, frame)
                 else:
@@ -208,9 +209,12 @@ class LiveChat:
                 log.exception("web chat: %s failed", frame.get("op"))
                 session.refuse(ref, "botemu failed on this frame (its log has why)")
 
-    async def start(self, session: Session, ref: JSON, app_id: JSON) -> None:
-        """A new conversation between the person and the bot ``app_id``, opened as a channel
-        opens one: the conversationUpdate that adds both goes first."""
+    async def start(
+        self, session: Session, ref: JSON, app_id: JSON, channel_id: JSON = None
+    ) -> None:
+        """A new conversation between the person and the bot ``app_id`` on the channel
+        ``channel_id`` (the default when None), opened as a channel opens one: the
+        conversationUpdate that adds both goes first."""
         emulator = self.emulator
         bot = next((b for b in emulator.config.bots if b.app_id == app_id and b.endpoint), None)
         if not isinstance(app_id, str) or bot is None:
@@ -218,8 +222,11 @@ class LiveChat:
         if session.conversation_id is None and len(self.live) >= self.max_live:
             raise Refused(f"too many live conversations ({len(self.live)} of {self.max_live}): "
                           "close a chat, or botemu serve --max-live N")  # fmt: skip
+        if channel_id is not None and channel_id not in CHANNELS:
+            raise Refused(f"channel is one of {', '.join(CHANNELS)}, not {str(channel_id)[:40]!r}")
         self.end(session)
-        conversation = emulator.connector.open_conversation(bot.app_id, USER)
+        conversation = open_on(emulator.connector, bot.app_id, USER,
+                               channel_id if isinstance(channel_id, str) else None)  # fmt: skip
         emulator.opened[conversation.id] = bot.app_id
         session.conversation_id, session.app_id = conversation.id, bot.app_id
         self.live[conversation.id] = session

@@ -129,6 +129,25 @@ def test_a_conversation_with_the_echo_bot_in_order(live: ChatBotemu, tab: Tab) -
     assert not tab.errors
 
 
+def test_the_channel_picker_opens_a_conversation_on_that_channel(
+    live: ChatBotemu, tab: Tab
+) -> None:
+    page, log = open_chat(tab)
+    first = conversation_of(page)
+    page.get_by_label("Channel", exact=True).select_option("msteams")
+    expect(page.locator("#livechat-page")).not_to_have_attribute("data-conversation", first)
+    expect(log.locator('[data-from="bot"][data-type="message"]')).to_have_count(1)
+    say(page, "from teams")
+    expect(log.locator('[data-from="bot"][data-type="message"]')).to_have_count(2)
+    conversation = conversation_of(page)
+    bodies = [e.payload["body"] for e in live.store.events(conversation)
+              if e.kind == "http.request" and isinstance(e.payload.get("body"), dict)]  # fmt: skip
+    assert bodies and {b.get("channelId") for b in bodies} == {"msteams"}
+    users = [b for b in bodies if (b.get("from") or {}).get("role") == "user"]
+    assert users and all(b["channelData"]["tenant"]["id"] for b in users)
+    assert not tab.errors
+
+
 def test_an_event_with_a_value_and_its_json(live: ChatBotemu, tab: Tab) -> None:
     page, log = open_chat(tab)
     page.locator("#livechat-menu summary").click()

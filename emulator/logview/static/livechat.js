@@ -11,6 +11,7 @@ import { ActivityMenu } from './livechat-menu.js';
 
 const TYPING_MS = 3000;
 const MAX_SHOWN = 500; // activities kept on the page; older ones are in the log view
+const CHANNELS = ['webchat', 'directline', 'emulator', 'msteams']; // emulator/channels: webchat first, the default
 
 export class LiveChatPage {
   constructor(root) {
@@ -40,6 +41,8 @@ export class LiveChatPage {
       return;
     }
     this.bots = h('select', { id: 'livechat-bot', 'aria-label': 'Bot', onchange: () => this.start() });
+    this.channel = h('select', { id: 'livechat-channel', 'aria-label': 'Channel', title: 'The channel id of the next conversation, and its shape', onchange: () => this.start() },
+      ...CHANNELS.map((c) => h('option', { value: c }, c)));
     this.restart = h('button', { type: 'button', id: 'livechat-restart', onclick: () => this.start() }, 'Restart');
     this.conversation = h('a', { id: 'livechat-conversation', class: 'mono', 'aria-label': 'Open the conversation in the log view' });
     this.state = h('span', { id: 'livechat-state', class: 'muted', role: 'status' }, 'connecting…');
@@ -57,7 +60,8 @@ export class LiveChatPage {
     this.menu = new ActivityMenu((activity) => this.send(activity), (text, name) => this.manifest(text, name));
     fill(this.root,
       h('div', { class: 'livechat-bar' },
-        h('label', { for: 'livechat-bot' }, 'bot'), this.bots, this.restart,
+        h('label', { for: 'livechat-bot' }, 'bot'), this.bots,
+        h('label', { for: 'livechat-channel' }, 'channel'), this.channel, this.restart,
         h('span', { class: 'livechat-id' }, 'conversation ', this.conversation), this.state, this.reconnect),
       this.problem, this.log, this.typing, composer, this.menu.root);
   }
@@ -123,7 +127,7 @@ export class LiveChatPage {
 
   start() {
     if (!this.bots.value) return;
-    const ref = this.socket?.send({ op: 'start', app_id: this.bots.value });
+    const ref = this.socket?.send({ op: 'start', app_id: this.bots.value, channel: this.channel.value });
     if (ref) this.pending.set(ref, { kind: 'start', type: 'conversationUpdate' });
   }
 
