@@ -265,21 +265,30 @@ def test_real_issuers_make_both_paths_work(
     chat_greets_and_echoes(emulator, bot, capsys, monkeypatch, *extra)
 
 
-def test_replies_take_the_routes_the_sdk_picks(credentialed: Pair) -> None:
-    """The echo answers the message with reply_to_activity (``POST .../activities/{id}``). The
-    greeting is sent with send_to_conversation (``POST .../activities``): botbuilder-python 4.17
-    keeps no activity id in the conversation reference of a conversationUpdate (the JavaScript
-    SDK does, and replies to it: tests/sdk/node_echo)."""
+@pytest.mark.parametrize("channel", ["webchat", "emulator"])
+def test_replies_take_the_routes_the_sdk_picks(credentialed: Pair, channel: str) -> None:
+    """On ``emulator`` (and any channel but two) the echo answers the message with
+    reply_to_activity (``POST .../activities/{id}``); on ``webchat`` and ``directline``
+    botbuilder-python 4.17 keeps no activity id in a conversation reference (its condition
+    excludes those channels for every activity, not only a conversationUpdate), so every reply
+    is sent with send_to_conversation (``POST .../activities``). The greeting always is: the
+    SDK keeps no activity id for a conversationUpdate (the JavaScript SDK does, and replies to
+    it: tests/sdk/node_echo)."""
     emulator, _bot = credentialed
-    sent = emulator.send(APP_ID, "reply routes")
+    sent = emulator.post("/_botemu/chat", {"app_id": APP_ID, "text": "reply routes",
+                                           "channel": channel})  # fmt: skip
     conversation = sent["conversation_id"]
     replies = emulator.replies(conversation, 2)
     assert [r.get("text") for r in replies] == ["Hello and welcome!", "Echo: reply routes"]
     assert replies[0].get("replyToId") is None
-    assert replies[1].get("replyToId") == sent["activity_id"]
     paths = emulator.request_paths(conversation)
     activities = f"/v3/conversations/{conversation}/activities"
-    assert paths == [activities, f"{activities}/{sent['activity_id']}"], paths
+    if channel == "webchat":
+        assert replies[1].get("replyToId") is None
+        assert paths == [activities, activities], paths
+    else:
+        assert replies[1].get("replyToId") == sent["activity_id"]
+        assert paths == [activities, f"{activities}/{sent['activity_id']}"], paths
 
 
 @pytest.mark.parametrize("pair", ["real", "anonymous"])
@@ -296,12 +305,12 @@ def test_botemu_test_runs_a_conversation_scenario(
 # --- anonymous ----------------------------------------------------------------------------------
 
 
-def test_anonymous_bot_replies_through_the_reply_route(anonymous: Pair) -> None:
+def test_anonymous_bot_replies_to_the_conversation(anonymous: Pair) -> None:
     emulator, _bot = anonymous
     sent = emulator.send(emulator.config["bots"][0]["app_id"], "anonymous")
     replies = emulator.replies(sent["conversation_id"], 2)
     assert [r.get("text") for r in replies] == ["Hello and welcome!", "Echo: anonymous"]
-    assert replies[1].get("replyToId") == sent["activity_id"]
+    assert replies[1].get("replyToId") is None  # webchat: send_to_conversation (see above)
 
 
 def test_the_sdk_refuses_a_token_for_another_bot(credentialed: Pair) -> None:
