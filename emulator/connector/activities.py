@@ -15,6 +15,7 @@ from emulator.connector.bodies import copies
 from emulator.connector.conversations import DEFAULT_CHANNEL, Conversation
 from emulator.connector.errors import bad_argument, missing_property
 from emulator.connector.state import StateCore
+from emulator.connector.streams import Chunk, Stream, StreamLimits, admit, chunk_of
 from emulator.jsonutil import JSON, JSONObject, copy_object, kind_of
 
 CHANNEL_ID = DEFAULT_CHANNEL
@@ -139,6 +140,9 @@ def _has_content(activity: Mapping[str, JSON]) -> bool:
 class ActivityOps(StateCore):
     """The operations of ``ConnectorState`` on a conversation's activities."""
 
+    stream_limits = StreamLimits()
+    """The bounds of a streamed reply (``streams.StreamLimits``)."""
+
     def post_activity(
         self,
         conversation_id: str,
@@ -169,9 +173,40 @@ class ActivityOps(StateCore):
         if reply_to is not None:
             conversation.activity(reply_to)
             checked["replyToId"] = reply_to
+        chunk = chunk_of(checked) if from_bot else None
+        if chunk is not None:
+            return self._post_chunk(conversation, checked, chunk, warnings)
         stored = self._stamp(conversation, checked, from_bot=from_bot)
         self._store(conversation, stored, warnings)
         return str(stored["id"])
+
+    def _post_chunk(
+        self, conversation: Conversation, checked: JSONObject, chunk: Chunk, warnings: list[str]
+    ) -> str:
+        """Store a chunk of a streamed reply (``streams.py``): the stream is one activity of
+        the conversation, with the stream's id, replaced by each chunk; listeners hear the
+        chunk itself. Returns the stream's id, which answers every chunk."""
+        now = self._clock()
+        stream = admit(conversation.streams, chunk, channel=conversation.channel_id, now=now,
+                       limits=self.stream_limits)  # fmt: skip
+        new = stream is None
+        if stream is None:
+            taken = conversation.activity_members
+            given = chunk.stream_id
+            stream_id = given if given is not None and given not in taken else self._new_id(taken)
+            stream = conversation.streams[stream_id] = Stream(stream_id, now)
+        stored = self._stamp(conversation, checked, from_bot=True)
+        stored["id"] = stream.id
+        stream.add(chunk, stored)
+        if new or stream.id not in conversation.activity_members:  # new, or its head deleted
+            self._store(conversation, stream.head(), warnings, notice=stored)
+        else:
+            conversation.activities[conversation.index_of(stream.id)] = stream.head()
+            if warnings:
+                conversation.warnings.extend(f"activity {stream.id}: {w}" for w in warnings)
+            if self._listeners:
+                self._notify(conversation.id, stored)
+        return stream.id
 
     def update_activity(
         self,
@@ -274,7 +309,15 @@ class ActivityOps(StateCore):
                 stored["recipient"] = copy_object(users[0])
         return stored
 
-    def _store(self, conversation: Conversation, stored: JSONObject, warnings: list[str]) -> None:
+    def _store(
+        self,
+        conversation: Conversation,
+        stored: JSONObject,
+        warnings: list[str],
+        *,
+        notice: JSONObject | None = None,
+    ) -> None:
+        """Append ``stored``; listeners hear it (or ``notice``: a stream's chunk)."""
         conversation.activities.append(stored)
         activity_id = str(stored["id"])
         previous = conversation.members_seen
@@ -286,4 +329,4 @@ class ActivityOps(StateCore):
         if warnings:
             conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
         if self._listeners:
-            self._notify(conversation.id, stored)
+            self._notify(conversation.id, stored if notice is None else notice)

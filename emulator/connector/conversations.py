@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from emulator.connector.errors import not_found
+from emulator.connector.streams import Stream
 from emulator.jsonutil import JSON, JSONObject
 
 DEFAULT_CHANNEL = "webchat"
@@ -53,6 +54,9 @@ class Conversation:
     the members stayed the same share one copy, ``members_seen``; read them through copies)."""
     members_seen: list[JSONObject] | None = None
     """A copy of ``members`` as the last activity stored saw them."""
+    streams: dict[str, Stream] = field(default_factory=dict)
+    """The bot's streamed replies by stream id; each is one activity of ``activities``, with
+    that id (``streams.Stream.head``)."""
 
     @property
     def users(self) -> list[JSONObject]:

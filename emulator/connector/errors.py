@@ -9,7 +9,12 @@ ConnectorError (a BotemuError)   status, code, message; ``to_json()`` is the wir
 ├── NotFound             404  unknown conversation, activity, member, attachment or view
 ├── MethodNotAllowed     405  a known /v3 path with a method it does not have
 ├── MessageSizeTooBig    413  a body over the limit
-└── ServiceError         500  anything botemu did not expect (never a traceback)
+├── ServiceError         500  anything botemu did not expect (never a traceback)
+├── ContentStreamNotAllowed   403  a stream not allowed: channel, complete, too old, too large
+└── ContentStreamSequenceOrderPreConditionFailed   202  an out-of-order chunk, ignored
+
+An error about a streamed reply carries the ``finding`` (``rules.py``, ``CONN-STREAM-*``) that the
+transcript records beside the exchange.
 
 ``models.py`` raises them, ``auth.py`` raises Unauthorized and Forbidden, and one middleware
 (``routes.connector_errors``) turns them into ``{"error": {"code": ..., "message": ...}}``. The
@@ -23,6 +28,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from emulator.errors import BotemuError
+from emulator.findings import Finding
 from emulator.jsonutil import JSONObject
 
 
@@ -31,6 +37,8 @@ class ConnectorError(BotemuError):
 
     status: ClassVar[int] = 500
     code: ClassVar[str] = "ServiceError"
+    finding: Finding | None = None
+    """The finding the transcript records with the refusal (a broken rule of a stream)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(f"{self.code}: {message}")
@@ -103,6 +111,18 @@ class ServiceError(ConnectorError):
     code = "ServiceError"
 
 
+class ContentStreamNotAllowed(ConnectorError):
+    status = 403
+    code = "ContentStreamNotAllowed"
+
+
+class ContentStreamSequenceOrderPreConditionFailed(ConnectorError):
+    """Not a refusal in the HTTP sense: the platform answers 202 and ignores the chunk."""
+
+    status = 202
+    code = "ContentStreamSequenceOrderPreConditionFailed"
+
+
 # --- factories: the names the rest of botemu uses ----------------------------------------------
 
 
@@ -137,3 +157,9 @@ def too_big(what: str, size: int | None, limit: int) -> MessageSizeTooBig:
     return MessageSizeTooBig(
         f"the body is {size_text}over the limit of {limit} bytes for {what}", limit=limit
     )
+
+
+def with_finding(error: ConnectorError, finding: Finding) -> ConnectorError:
+    """``error``, carrying ``finding`` for the transcript."""
+    error.finding = finding
+    return error

@@ -18,6 +18,7 @@ from aiohttp import web
 from emulator.connector.auth import Verifier
 from emulator.connector.errors import ConnectorError, bad_argument, bad_syntax, too_big
 from emulator.connector.models import ConnectorState
+from emulator.findings import Finding
 from emulator.jsonutil import JSON, JSONObject, dumps, kind_of
 
 
@@ -55,6 +56,9 @@ CREATED = web.RequestKey("connector_created", str)
 WARNINGS: web.RequestKey[list[str]] = web.RequestKey("connector_warnings")
 """The warnings about the activity a request sends, replies or updates with, once it passed its
 check (empty until then): the transcript's, without checking the activity twice."""
+
+FINDINGS: web.RequestKey[list[Finding]] = web.RequestKey("connector_findings")
+"""The findings about a request (a broken rule of a stream), for its transcript."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

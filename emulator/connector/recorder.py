@@ -14,12 +14,12 @@ from aiohttp import web
 
 from emulator.connector.activities import activity_warnings
 from emulator.connector.errors import ConnectorError
-from emulator.connector.handling import WARNINGS, AnonymousBots
+from emulator.connector.handling import FINDINGS, WARNINGS, AnonymousBots
 from emulator.connector.models import ConnectorState, Conversation, conversation_warnings
 from emulator.connector.rules import anonymous_bot_finding
 from emulator.httpio import redact_authorization
 from emulator.jsonutil import JSON, JSONObject
-from emulator.transcripts.store import EventKind, TranscriptStore
+from emulator.transcripts.store import EventKind, NewEvent, TranscriptStore
 
 log = logging.getLogger("emulator.connector.routes")
 """The recorder's log (under the name of ``routes.py``, where it has always logged from)."""
@@ -151,8 +151,11 @@ class ConnectorRecorder:
             "headers": {str(k): v for k, v in response.headers.items()},
             "body": out_text,
         }
-        self.store.append_many(conversation_id, [(EventKind.HTTP_REQUEST, sent, blob),
-                                                 (EventKind.HTTP_RESPONSE, got, out_blob)])  # fmt: skip
+        events: list[NewEvent] = [
+            (EventKind.HTTP_REQUEST, sent, blob), (EventKind.HTTP_RESPONSE, got, out_blob)]  # fmt: skip
+        for finding in request.get(FINDINGS) or ():
+            events.append((EventKind.FINDING, {"summary": str(finding), **finding.to_json()}, None))
+        self.store.append_many(conversation_id, events)
 
 
 _SENDS = "sends {activity}"

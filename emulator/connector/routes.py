@@ -51,6 +51,7 @@ from emulator.connector.handling import (
     CALLER,
     CONNECTOR,
     CREATED,
+    FINDINGS,
     LIMITS,
     PARSED,
     VERIFIER,
@@ -165,6 +166,8 @@ async def connector_errors(request: web.Request, handler: Handler) -> web.Stream
         response = await handler(request)
     except ConnectorError as e:
         response = error_response(e)
+        if e.finding is not None:
+            request[FINDINGS] = [e.finding]
     except web.HTTPException as e:
         if e.status < 400:
             raise

@@ -16,6 +16,8 @@ import aiohttp
 
 from emulator.config import BotRegistration
 from emulator.connector.conversations import DEFAULT_CHANNEL
+from emulator.connector.errors import ConnectorError
+from emulator.connector.models import ConnectorState
 from emulator.httpio import read_limited, redact_authorization
 from emulator.identity.bearer import REFRESH_BEFORE, BotTokens, TokenKind
 from emulator.jsonutil import JSON, JSONObject, dumps
@@ -47,6 +49,10 @@ class BotAnswer:
 Recorder = Callable[[str, str, JSONObject], None]
 """(conversation id, event kind, payload): appends an event to the conversation's transcript."""
 
+EXPECT_REPLIES = "expectReplies"
+MAX_EXPECTED_REPLIES = 100
+"""The most activities taken from one ExpectedReplies answer (the rest are left, with a note)."""
+
 
 class ActivitySender:
     """Posts activities to bots over a shared aiohttp session."""
@@ -59,12 +65,16 @@ class ActivitySender:
         timeout: float = 15.0,
         max_body: int = 1024 * 1024,
         record: Recorder | None = None,
+        connector: ConnectorState | None = None,
     ) -> None:
+        """``connector``: where the replies a bot gives in its answer to an activity sent with
+        ``deliveryMode: expectReplies`` are stored, as the bot's replies."""
         self.http = http
         self.tokens = tokens
         self.timeout = timeout
         self.max_body = max_body
         self.record = record
+        self.connector = connector
 
     def prepare(self, activity: Mapping[str, JSON]) -> JSONObject:
         """The activity as the connector sends it: serviceUrl and channelId filled in."""
@@ -98,7 +108,35 @@ class ActivitySender:
         })  # fmt: skip
         answer = await self._post(bot.endpoint, body, headers)
         self._record_answer(conversation_id, answer)
+        if body.get("deliveryMode") == EXPECT_REPLIES and answer.status is not None:
+            self._expected_replies(conversation_id, answer)
         return answer
+
+    def _expected_replies(self, conversation_id: str, answer: BotAnswer) -> None:
+        """Store the activities of the bot's ExpectedReplies answer (``{"activities": [...]}``)
+        as its replies, each noted in the transcript (``expected_reply``: the stored activity)."""
+        value = answer.json
+        items = value.get("activities") if isinstance(value, dict) else None
+        if not isinstance(items, list) or self.connector is None:
+            if 200 <= (answer.status or 0) < 300 and answer.status != 202:
+                self._record(conversation_id, "note", {"summary": "← bot (expectReplies): its "
+                             "answer holds no activities array"})  # fmt: skip
+            return
+        if len(items) > MAX_EXPECTED_REPLIES:
+            self._record(conversation_id, "note", {"summary": f"← bot (expectReplies): "
+                         f"{len(items)} activities, only the first {MAX_EXPECTED_REPLIES} taken"})  # fmt: skip
+        for i, item in enumerate(items[:MAX_EXPECTED_REPLIES]):
+            try:
+                if not isinstance(item, dict):
+                    raise ConnectorError(f"an activity is a JSON object, got {type(item).__name__}")
+                stored_id = self.connector.post_activity(conversation_id, item)
+                stored = self.connector.conversation(conversation_id).activity(stored_id)
+            except ConnectorError as e:
+                self._record(conversation_id, "note", {"summary": f"← bot (expectReplies): "
+                             f"activities[{i}] not stored: {e.message}"})  # fmt: skip
+                continue
+            self._record(conversation_id, "note", {"summary": "← bot (expectReplies): "
+                         f"{stored.get('type')}{_text_of(stored)}", "expected_reply": stored})  # fmt: skip
 
     def _headers(
         self, bot: BotRegistration, service_url: str, kind: TokenKind, version: str

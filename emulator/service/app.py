@@ -71,8 +71,8 @@ def make_app(
 async def _http_client(app: web.Application) -> AsyncIterator[None]:
     emulator = app[EMULATOR]
     async with aiohttp.ClientSession() as http:
-        emulator.sender = ActivitySender(http, emulator.tokens, record=emulator.record)
+        emulator.sender = ActivitySender(
+            http, emulator.tokens, record=emulator.record, connector=emulator.connector
+        )
         yield
         emulator.sender = None
-
-
