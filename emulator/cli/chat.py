@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import re
+import shutil
 import sys
 import time
 from typing import Any, TextIO
@@ -132,10 +133,17 @@ class ChatPrinter:
     """``botemu chat``'s view of a conversation: every delivery to the bot that went wrong,
     every request the bot makes to the connector (what it sent, replied, updated or deleted, and
     any refusal), and every finding, one line each as they happen. ``replies`` counts the
-    messages the connector took from the bot (a reply deleted later still counts)."""
+    messages the connector took from the bot (a reply deleted later still counts). A streamed
+    reply is printed once, its final text; on a terminal its line is updated in place as the
+    chunks come. The replies in the bot's answer to ``deliveryMode: expectReplies`` are printed
+    as its replies."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.live = bool(getattr(out, "isatty", lambda: False)())
+        """Whether the output is a terminal: a stream's line is updated in place."""
+        self._streaming = False
+        """Whether a stream's line is on the terminal, not yet ended."""
         self.replies = 0
         self.refused = False
         """Whether the bot refused the user's last message (an error status, or no answer)."""
@@ -153,12 +161,29 @@ class ChatPrinter:
             conversation, str(event.get("kind")), payload if isinstance(payload, dict) else {}
         )
         if line is not None:
+            if self._streaming:  # a stream's line is ended, or replaced by the final text
+                self._streaming = False
+                self.out.write("\r\x1b[2K" if line.startswith("bot> ") else "\n")
             self.out.write(line + "\n")
             self.out.flush()
+
+    def _chunk(self, text: str) -> None:
+        """A stream's chunk, accepted: on a terminal, its text in place of the last one's."""
+        if not self.live:
+            return
+        width = max(20, shutil.get_terminal_size().columns - 1)
+        shown = ("bot> " + " ".join(text.split()))[-width:]
+        self.out.write("\r\x1b[2K" + shown)
+        self.out.flush()
+        self._streaming = True
 
     def _line(self, conversation: str, kind: str, p: dict[str, Any]) -> str | None:
         if kind == EventKind.FINDING:
             return f"  ! {p.get('summary') or kind}"
+        reply = p.get("expected_reply") if kind == EventKind.NOTE else None
+        if isinstance(reply, dict):  # a reply in the bot's answer to expectReplies
+            self.replies += 1
+            return f"bot> {reply.get('text') or '(' + str(reply.get('type')) + ')'}"
         if kind == EventKind.HTTP_REQUEST and "url" in p:  # botemu delivering to the bot
             body = p.get("body")
             self._delivering[conversation] = str(
@@ -178,11 +203,14 @@ class ChatPrinter:
         failed = not isinstance(status, int) or status >= 300
         if conversation in self._asked:
             asked = self._asked.pop(conversation)
-            if failed:
+            if failed or (status == 202 and asked is not None and asked[0] == "chunk"):
                 return f"  ! the connector refused the bot (HTTP {status}): {_short(p.get('body'))}"
             if asked is None:
                 return None
             verb, text = asked
+            if verb == "chunk":
+                self._chunk(text)
+                return None
             if verb in ("sends", "replies"):
                 self.replies += 1
                 return f"bot> {text}"
@@ -214,11 +242,24 @@ def _bot_request(p: dict[str, Any]) -> tuple[str, str] | None:
     text = ""
     if isinstance(activity, dict):
         text = str(activity.get("text") or f"({activity.get('type')})")
+        if method == "POST" and _stream_type(activity) in ("informative", "streaming"):
+            return "chunk", text
     if method == "PUT" and activity_id:
         return f"updates {activity_id}", text
     if method == "POST":
         return ("replies" if activity_id else "sends"), text
     return None
+
+
+def _stream_type(activity: dict[str, Any]) -> str | None:
+    """The ``streamType`` of a chunk of a streamed reply (its streaminfo entity's, or the older
+    Teams shape's ``channelData``), None when the activity is no part of a stream."""
+    entities = activity.get("entities")
+    for entity in entities if isinstance(entities, list) else ():
+        if isinstance(entity, dict) and str(entity.get("type")).lower() == "streaminfo":
+            return str(entity.get("streamType"))
+    data = activity.get("channelData")
+    return str(data["streamType"]) if isinstance(data, dict) and "streamType" in data else None
 
 
 def _short(body: object, limit: int = 160) -> str:
