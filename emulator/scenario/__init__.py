@@ -1,5 +1,6 @@
 """Scenarios: YAML files that script a caller and say what the bot must do; the language only.
-It may import calling (caller scripts, faults), transcripts and the infrastructure; it runs nothing.
+It may import calling (caller scripts, faults), the connector (what a streamed reply is),
+transcripts and the infrastructure; it runs nothing.
 
 ``load_scenario(path)`` reads and checks a file against the package's JSON Schema
 (``SCHEMA_PATH``) and returns a ``Scenario``; every problem is a ``ScenarioError`` that names the

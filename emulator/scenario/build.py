@@ -306,6 +306,8 @@ def _reply(item: Data, path: DataPath, site: Site) -> ReplyExpect:
         type=item.get("type"),
         attachments=item.get("attachments"),
         suggested_actions=None if actions is None else tuple(actions),
+        streamed=item.get("streamed"),
+        chunks=item.get("chunks"),
         index=item.get("index"),
         line=site.line(path),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from emulator.connector.streams import STREAM_KEY
 from emulator.findings import Finding
 from emulator.jsonutil import JSONObject
 from emulator.scenario.facts import as_list, lower
@@ -48,7 +49,27 @@ def _reply_matches(e: ReplyExpect, activity: JSONObject) -> bool:
         offered = _offered_actions(activity)
         if any(a not in offered for a in e.suggested_actions):
             return False
+    return _stream_matches(e, activity)
+
+
+def _stream_matches(e: ReplyExpect, activity: JSONObject) -> bool:
+    stream = activity.get(STREAM_KEY)
+    in_stream = isinstance(stream, dict)
+    streamed = isinstance(stream, dict) and stream.get("state") == "final"
+    if e.streamed is True and not streamed:  # a stream ended by its final message
+        return False
+    if e.streamed is False and in_stream:  # no part of a stream at all
+        return False
+    if e.chunks is not None:
+        return streamed and _chunks(activity) >= e.chunks
     return True
+
+
+def _chunks(activity: JSONObject) -> int:
+    """The chunks of a streamed reply before its final message."""
+    stream = activity.get(STREAM_KEY)
+    chunks = stream.get("chunks") if isinstance(stream, dict) else None
+    return max(0, len(chunks) - 1) if isinstance(chunks, list) else 0
 
 
 def _offered_actions(activity: JSONObject) -> set[str]:
@@ -72,6 +93,10 @@ def _describe_expected_reply(e: ReplyExpect) -> str:
         words.append(f"with at least {count(e.attachments, 'attachment')}")
     if e.suggested_actions is not None:
         words.append(f"offering {', '.join(repr(a) for a in e.suggested_actions)}")
+    if e.streamed is False:
+        words.append("sent as one activity, not streamed")
+    elif e.streamed or e.chunks is not None:
+        words.append("streamed" + (f" in at least {count(e.chunks, 'chunk')}" if e.chunks else ""))
     return " ".join(words)
 
 
@@ -86,4 +111,10 @@ def _describe_reply(activity: JSONObject) -> str:
     offered = _offered_actions(activity)
     if offered:
         words.append(f"offering {', '.join(sorted(offered))}")
+    stream = activity.get(STREAM_KEY)
+    if isinstance(stream, dict):
+        state = (
+            "" if stream.get("state") == "final" else f" ({stream.get('state')}, no final message)"
+        )
+        words.append(f"streamed in {count(_chunks(activity), 'chunk')}{state}")
     return " ".join(words)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from emulator.connector.errors import ConnectorError
+from emulator.connector.streams import STREAM_KEY, chunk_of
 from emulator.jsonutil import JSON, JSONObject, find_key
 from emulator.transcripts.store import EventKind, StoredEvent
 
@@ -51,6 +53,11 @@ class Facts:
     posted: list[Posted] = field(default_factory=list)
     recordings: list[StoredEvent] = field(default_factory=list)
     replies: list[tuple[StoredEvent, JSONObject]] = field(default_factory=list)
+    """Each reply the connector took (or the bot gave in its answer to expectReplies); a
+    streamed reply is one, its latest chunk with the stream under ``STREAM_KEY``: ``id``,
+    ``state`` (open, final) and ``chunks`` (every chunk, the final message included)."""
+    streams: dict[str, int] = field(default_factory=dict)
+    """The index in ``replies`` of each stream, by stream id."""
     latencies: list[float] = field(default_factory=list)
     findings: list[StoredEvent] = field(default_factory=list)
     states: list[StoredEvent] = field(default_factory=list)
@@ -81,6 +88,8 @@ class Facts:
                 status, body = p.get("status"), p.get("body")
                 ok = isinstance(status, int) and 200 <= status < 300
                 answer = body if ok and isinstance(body, str) else None
+            elif kind == EventKind.NOTE and isinstance(reply := p.get("expected_reply"), dict):
+                facts.replies.append((event, reply))
             elif kind == EventKind.NOTE and summary_of(event).startswith("Workflow ["):
                 facts.ran.append(parse_json(answer))
                 answer = None
@@ -114,8 +123,11 @@ class Facts:
                 return
             status = after.payload.get("status")
             activity = parse_json(p.get("body"))
+            answer = parse_json(after.payload.get("body"))
+            if isinstance(answer, dict) and "error" in answer:  # a chunk ignored (202)
+                return
             if isinstance(status, int) and 200 <= status < 300 and isinstance(activity, dict):
-                self.replies.append((event, activity))
+                self._reply(event, activity, answer)
             return
         message_id = p.get("message_id")
         if isinstance(message_id, str):
@@ -133,6 +145,32 @@ class Facts:
             outcome = member(result, "operationOutcome")
             if isinstance(outcome, dict):
                 self.posted.append(Posted(event, result, outcome))
+
+    def _reply(self, event: StoredEvent, activity: JSONObject, answer: JSON) -> None:
+        """A reply, or a chunk of a streamed one (folded into its stream's one reply)."""
+        try:
+            chunk = chunk_of(activity)
+        except ConnectorError:
+            chunk = None
+        stream_id = answer.get("id") if isinstance(answer, dict) else None
+        if chunk is None or not isinstance(stream_id, str):
+            self.replies.append((event, activity))
+            return
+        at = self.streams.get(stream_id)
+        chunks: list[JSON] = [activity]
+        if at is not None:
+            earlier = self.replies[at][1].get(STREAM_KEY)
+            kept = earlier.get("chunks") if isinstance(earlier, dict) else None
+            if isinstance(kept, list):
+                chunks = [*kept, activity]
+        state = "final" if chunk.final else "open"
+        folded: JSONObject = {**activity, STREAM_KEY: {"id": stream_id, "state": state,
+                                                       "chunks": chunks}}  # fmt: skip
+        if at is None:
+            self.streams[stream_id] = len(self.replies)
+            self.replies.append((event, folded))
+        else:
+            self.replies[at] = (self.replies[at][0], folded)
 
     # --- derived ---
 

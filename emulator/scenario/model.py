@@ -126,6 +126,11 @@ class ReplyExpect:
     """At least this many attachments."""
     suggested_actions: tuple[str, ...] | None = None
     """These action titles (or values) are offered."""
+    streamed: bool | None = None
+    """True: the reply came as a stream, ended by its final message (``text`` is then the final
+    text); False: it came as one activity. None: either."""
+    chunks: int | None = None
+    """Streamed, in at least this many chunks before the final message."""
     index: int | None = None
     line: int | None = None
 

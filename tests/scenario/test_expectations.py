@@ -574,3 +574,69 @@ def test_everything_holds_on_a_good_call() -> None:
         FindingsExpect(),
     )
     assert evaluate(scenario, a_call().events) == []
+
+
+# --- streamed replies ----------------------------------------------------------------------------
+
+
+def _chunk(kind: str, text: str, sequence: int) -> dict[str, JSON]:
+    return {"type": "message" if kind == "final" else "typing", "text": text,
+            "entities": [{"type": "streaminfo", "streamType": kind, "streamSequence": sequence}]}  # fmt: skip
+
+
+def a_streamed_conversation(*, final: bool = True, ignored: bool = False) -> Log:
+    """A stream of three chunks (informative, two streaming) and its final message, answered
+    with the stream's id; ``ignored``: one more chunk answered 202 (out of order)."""
+    log = Log().add("note", None, summary="conversation c1")
+    steps = [("informative", "Thinking", 1), ("streaming", "Hel", 2), ("streaming", "Hello", 3)]
+    if final:
+        steps.append(("final", "Hello, world", 4))
+    for kind, text, sequence in steps:
+        log.add("http.request", None, method="POST", path="/v3/conversations/c1/activities/a1",
+                body=json.dumps(_chunk(kind, text, sequence)), summary="← bot sends")  # fmt: skip
+        log.add("http.response", None, status=200, body='{"id":"s1"}', summary="→ 200")
+    if ignored:
+        log.add("http.request", None, method="POST", path="/v3/conversations/c1/activities/a1",
+                body=json.dumps(_chunk("streaming", "Hello?", 2)), summary="← bot sends")  # fmt: skip
+        log.add("http.response", None, status=202, summary="→ 202",
+                body='{"error":{"code":"ContentStreamSequenceOrderPreConditionFailed"}}')  # fmt: skip
+    return log
+
+
+@pytest.mark.parametrize(
+    ("expect", "failed"),
+    [
+        pytest.param(
+            ReplyExpect(text=TextMatch(equals="Hello, world"), streamed=True, chunks=3, index=0),
+            [],
+            id="streamed",
+        ),
+        pytest.param(ReplyExpect(streamed=False), ["EXP-REPLY"], id="not-streamed-fails"),
+        pytest.param(ReplyExpect(chunks=4), ["EXP-REPLY"], id="too-few-chunks"),
+        pytest.param(ReplyExpect(index=1), ["EXP-REPLY"], id="one-reply-only"),
+        pytest.param(ReplyExpect(text=TextMatch(equals="Hello")), ["EXP-REPLY"], id="chunk-text"),
+    ],
+)
+def test_a_streamed_reply_is_one_reply(expect: ReplyExpect, failed: list[str]) -> None:
+    assert check(chat_scenario(expect), a_streamed_conversation(ignored=True)) == failed
+
+
+def test_a_stream_without_its_final_message_is_not_streamed() -> None:
+    (failure,) = evaluate(chat_scenario(ReplyExpect(streamed=True)),
+                          a_streamed_conversation(final=False).events)  # fmt: skip
+    assert failure.message == (
+        "expected a reply to be an activity streamed, got typing 'Hello' streamed in 2 chunks "
+        "(open, no final message)"
+    )
+
+
+def test_a_reply_not_streamed_is_so() -> None:
+    assert check(chat_scenario(ReplyExpect(streamed=False, index=1)), a_conversation()) == []
+
+
+def test_replies_in_an_answer_to_expect_replies_are_replies() -> None:
+    log = Log().add("note", None, summary="conversation c1")
+    log.add("note", None, summary="← bot (expectReplies): message 'Echo: hi'",
+            expected_reply={"type": "message", "text": "Echo: hi"})  # fmt: skip
+    expect = ReplyExpect(text=TextMatch(equals="Echo: hi"), streamed=False)
+    assert check(chat_scenario(expect), log) == []
