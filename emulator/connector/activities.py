@@ -13,7 +13,7 @@ from typing import cast
 
 from emulator.connector.bodies import copies
 from emulator.connector.conversations import DEFAULT_CHANNEL, Conversation
-from emulator.connector.errors import bad_argument, missing_property
+from emulator.connector.errors import ConnectorError, bad_argument, missing_property
 from emulator.connector.state import StateCore
 from emulator.connector.streams import Chunk, Stream, StreamLimits, admit, chunk_of
 from emulator.jsonutil import JSON, JSONObject, copy_object, kind_of
@@ -187,8 +187,14 @@ class ActivityOps(StateCore):
         the conversation, with the stream's id, replaced by each chunk; listeners hear the
         chunk itself. Returns the stream's id, which answers every chunk."""
         now = self._clock()
-        stream = admit(conversation.streams, chunk, channel=conversation.channel_id, now=now,
-                       limits=self.stream_limits)  # fmt: skip
+        try:
+            stream = admit(conversation.streams, chunk, channel=conversation.channel_id, now=now,
+                           limits=self.stream_limits)  # fmt: skip
+        except ConnectorError:
+            known = conversation.streams.get(chunk.stream_id or "")
+            if known is not None and known.id in conversation.activity_members:
+                conversation.activities[conversation.index_of(known.id)] = known.head()  # expired
+            raise
         new = stream is None
         if stream is None:
             taken = conversation.activity_members

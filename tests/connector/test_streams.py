@@ -152,6 +152,8 @@ async def test_each_broken_rule_answers_as_the_platform_and_is_a_finding(
         a for a in await stored(world, conversation_id) if a["type"] != "conversationUpdate"
     ]
     assert STREAM_KEY in reply  # what was accepted is still one reply
+    if rule == "CONN-STREAM-TIMEOUT":
+        assert reply[STREAM_KEY]["state"] == "expired"
     assert len(reply[STREAM_KEY]["chunks"]) == chunks - 1
 
 
