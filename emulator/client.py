@@ -20,7 +20,7 @@ import aiohttp
 from emulator.config import DEFAULT_EMULATOR
 from emulator.errors import BotemuError
 from emulator.findings import Finding
-from emulator.guard import control_headers
+from emulator.guard import SECRET_HEADER, control_headers, read_secret
 
 __all__ = [
     "DEFAULT_CA",
@@ -67,11 +67,18 @@ def _trusting(
     return context
 
 
-async def get_json(url: str, timeout: float = 5.0) -> Any:
-    """GET a control route; its JSON answer (aiohttp's errors as they come)."""
+async def get_json(url: str, timeout: float = 5.0, *, certs: Path | None = None) -> Any:
+    """GET a control route; its JSON answer (aiohttp's errors as they come). The control
+    secret goes with it when ``certs`` (default ``certs/``) has it: some routes say more to
+    botemu's own clients (the Direct Line secrets of ``/_botemu/config``)."""
+    try:
+        headers = {SECRET_HEADER: read_secret(certs)}
+    except BotemuError:
+        headers = {}
     async with (
         aiohttp.ClientSession() as http,
-        http.get(url, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url)) as response,
+        http.get(url, timeout=aiohttp.ClientTimeout(total=timeout), ssl=control_ssl(url),
+                 headers=headers) as response,
     ):
         response.raise_for_status()
         return await response.json()

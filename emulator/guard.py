@@ -20,7 +20,10 @@ answers. ``guard`` stops both, for every app botemu serves (``service.make_app``
   and written, mode 0600, to ``<certs>/control-secret`` when it starts; botemu's own clients
   read it from there (``control_headers``).
 
-No response ever carries an ``Access-Control-Allow-*`` header.
+No response ever carries an ``Access-Control-Allow-*`` header, except under
+``CREDENTIALED_PREFIXES``: the Direct Line routes, which a page of another origin (a site that
+hosts Web Chat) calls with a secret or token that botemu gave out; those routes check that
+credential, and its trusted origins, themselves (``emulator/channels/directline``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ SECRET_HEADER = "X-Botemu-Secret"
 CONTROL_PREFIX = "/_botemu/"
 PLATFORM_PREFIXES = ("/_botemu/pki/",)
 """Under ``/_botemu/`` but part of the emulated platform (bots fetch the CRL, ask OCSP)."""
+CREDENTIALED_PREFIXES = ("/v3/directline/",)
+"""Routes for pages of any origin that hold a credential botemu gave them (Direct Line)."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 STATE_CHANGING = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 DEFAULT_CERTS = Path("certs")
@@ -188,7 +193,7 @@ class Guard:
         if host is not None and not self.host_allowed(host, local, request.scheme):
             return _refuse(403, f"Host {host!r} is not allowed: botemu answers only to "
                            f"{self._answers_to(local)}; add --allow-host {host}")  # fmt: skip
-        if request.method in STATE_CHANGING:
+        if request.method in STATE_CHANGING and not request.path.startswith(CREDENTIALED_PREFIXES):
             origin = request.headers.get("Origin")
             if origin is not None and not self._origin_allowed(origin, local, request.scheme):
                 return _refuse(403, f"Origin {origin!r} is not allowed: state-changing requests "
@@ -304,6 +309,9 @@ def protect(
 
 
 async def _no_cors(request: web.Request, response: web.StreamResponse) -> None:
-    """botemu grants no cross-origin access, whatever a route set."""
+    """botemu grants no cross-origin access, whatever a route set (but the credentialed
+    routes, which decide it themselves)."""
+    if request.path.startswith(CREDENTIALED_PREFIXES):
+        return
     for name in [n for n in response.headers if n.lower().startswith("access-control-allow-")]:
         del response.headers[name]

@@ -44,6 +44,7 @@ from aiohttp import web
 from emulator import __version__
 from emulator.calling.tokens import MAX_APP_ID
 from emulator.channels import channel
+from emulator.channels.directline import DIRECTLINE
 from emulator.config import BotRegistration
 from emulator.conformance.auth import PROBE_USER, TokenFactory, check_url, probe_auth
 from emulator.conformance.tls import ProbeError
@@ -58,6 +59,8 @@ from emulator.manifest.check import (
     check_skill,
     pick_endpoint,
 )
+from emulator.guard import GUARD, SECRET_HEADER
+from emulator.service.directline import directline_document
 from emulator.service.state import CONTROL, EMULATOR, MAX_URL, Emulator, config_document
 from emulator.transcripts.store import TranscriptError
 
@@ -88,6 +91,11 @@ async def _config(request: web.Request) -> web.Response:
     document = config_document(emulator.config)
     if emulator.platform is not None:
         document["platform"] = emulator.platform
+    guard = request.app.get(GUARD)
+    trusted = guard is not None and guard.secret_ok(request.headers.get(SECRET_HEADER, ""))
+    if DIRECTLINE in request.app:
+        document["directline"] = directline_document(request.app, emulator.config.base_url,
+                                                     secrets=trusted)  # fmt: skip
     return web.json_response(document)
 
 
@@ -101,6 +109,8 @@ async def _reset(request: web.Request) -> web.Response:
     emulator = request.app[EMULATOR]
     emulator.connector.reset()
     emulator.opened.clear()
+    if DIRECTLINE in request.app:
+        request.app[DIRECTLINE].reset()
     return web.json_response({"status": "reset"})
 
 

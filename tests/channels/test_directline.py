@@ -1,0 +1,275 @@
+"""Direct Line 3.0 (emulator/channels/directline): the REST routes and the stream against the
+reference echo bot through botemu's connector; secrets and tokens as the real service keeps
+them; the service's errors; the bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from emulator.channels.directline import DIRECTLINE, DirectLine
+from emulator.config import BotRegistration, ServiceConfig
+from emulator.guard import SECRET_HEADER, read_secret
+from emulator.service import make_app
+from emulator.transcripts.store import TranscriptStore
+from tests.support import free_port, load_module
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+APP_ID = "11111111-2222-3333-4444-555555555555"
+DL = "/v3/directline"
+
+
+@dataclass
+class Running:
+    client: TestClient[web.Request, web.Application]
+    app: web.Application
+    store: TranscriptStore
+
+    @property
+    def service(self) -> DirectLine:
+        return self.app[DIRECTLINE]
+
+    @property
+    def secret(self) -> str:
+        return self.service.secrets()[APP_ID]
+
+    async def call(
+        self, method: str, path: str, credential: str | None, body: Any = None, **kw: Any
+    ) -> tuple[int, Any]:
+        headers = dict(kw.pop("headers", {}))
+        if credential is not None:
+            headers["Authorization"] = f"Bearer {credential}"
+        response = await self.client.request(method, f"{DL}{path}", json=body, headers=headers,
+                                             **kw)  # fmt: skip
+        text = await response.text()
+        return response.status, (json.loads(text) if text else None)
+
+
+@pytest.fixture
+async def running(tmp_path: Path) -> AsyncIterator[Running]:
+    port, echo_port = free_port(), free_port()
+    config = ServiceConfig(port=port, certs_dir=tmp_path / "certs", bots=(
+        BotRegistration(APP_ID, "s3cret", f"http://127.0.0.1:{echo_port}/api/messages"),))  # fmt: skip
+    store = TranscriptStore(tmp_path / "t.db")
+    app = make_app(config, store)
+    client = TestClient(TestServer(app, host="127.0.0.1", port=port))
+    await client.start_server()
+    p = config.placeholders()
+    echo = load_module(ROOT / "examples" / "echo_bot.py", "echo_bot_directline")
+    settings = echo.Settings(
+        app_id=APP_ID, app_password="s3cret", token_url=p.token_url,
+        connector_scope=p.connector_scope, openid_metadata_url=p.openid_metadata_url,
+        connector_issuer=p.connector_issuer, idp_openid_url=p.idp_openid_url,
+        emulator_issuer=p.emulator_issuer,
+    )  # fmt: skip
+    bot = web.AppRunner(echo.make_app(settings))
+    await bot.setup()
+    await web.TCPSite(bot, "127.0.0.1", echo_port).start()
+    try:
+        yield Running(client, app, store)
+    finally:
+        await bot.cleanup()
+        await client.close()
+        store.close()
+
+
+USER = {"id": "dl-user-1", "name": "Ada"}
+WELCOME = "Welcome, Ada! Say something and I will echo it."
+
+
+async def texts(running: Running, conversation: str, token: str, count: int) -> list[str]:
+    """The bot's message texts once there are ``count`` (polling GET activities, bounded)."""
+    found: list[str] = []
+    for _ in range(100):
+        status, page = await running.call("GET", f"/conversations/{conversation}/activities",
+                                          token)  # fmt: skip
+        assert status == 200, page
+        found = [a["text"] for a in page["activities"]
+                 if a["from"].get("role") == "bot" and a.get("type") == "message"]  # fmt: skip
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"only {found}")
+
+
+async def test_a_conversation_by_token_polled_with_watermarks(running: Running) -> None:
+    status, generated = await running.call("POST", "/tokens/generate", running.secret,
+                                           {"user": USER})  # fmt: skip
+    assert status == 200 and set(generated) == {"conversationId", "token", "expires_in"}
+    conversation, token = generated["conversationId"], generated["token"]
+    status, started = await running.call("POST", "/conversations", token)
+    assert status == 201 and started["conversationId"] == conversation
+    assert started["streamUrl"].startswith("ws://") and "/stream?t=" in started["streamUrl"]
+    status, again = await running.call("POST", "/conversations", token)
+    assert again["conversationId"] == conversation
+    assert status == 200  # started already
+    assert await texts(running, conversation, token, 1) == [WELCOME]
+    status, sent = await running.call("POST", f"/conversations/{conversation}/activities", token,
+                                      {"type": "message", "text": "hi", "from": USER})  # fmt: skip
+    assert status == 200 and isinstance(sent["id"], str)
+    assert await texts(running, conversation, token, 2) == [WELCOME, "echo: hi"]
+    _, page = await running.call("GET", f"/conversations/{conversation}/activities", token)
+    watermark = page["watermark"]
+    _, nothing = await running.call(
+        "GET", f"/conversations/{conversation}/activities?watermark={watermark}", token
+    )
+    assert nothing == {"activities": [], "watermark": watermark}
+    kinds = [(a["type"], a["from"]["id"]) for a in page["activities"]]
+    assert kinds[0] == ("conversationUpdate", "dl-user-1")  # the user's side, in order
+    assert all(a["channelId"] == "directline" for a in page["activities"])
+
+
+async def test_the_stream_delivers_the_backlog_then_each_activity(running: Running) -> None:
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = started["conversationId"]
+    await texts(running, conversation, started["token"], 1)  # the welcome, before the socket
+    stream = started["streamUrl"].split(str(running.client.port), 1)[1]
+    ws = await running.client.ws_connect(stream)
+    backlog = json.loads((await ws.receive(timeout=10)).data)
+    assert [a["text"] for a in backlog["activities"] if a["type"] == "message"] == [WELCOME]
+    await running.call("POST", f"/conversations/{conversation}/activities", started["token"],
+                       {"type": "message", "text": "streamed", "from": USER})  # fmt: skip
+    heard: list[str] = []
+    for _ in range(10):
+        message = await ws.receive(timeout=10)
+        if message.data:
+            heard += [a.get("text") for a in json.loads(message.data)["activities"]]
+        if "echo: streamed" in heard:
+            break
+    assert heard[:2] == ["streamed", "echo: streamed"]  # the user's own activity, then the reply
+    await ws.close()
+
+
+async def test_a_token_never_opens_another_conversation(running: Running) -> None:
+    _, one = await running.call("POST", "/tokens/generate", running.secret, {"user": USER})
+    _, two = await running.call("POST", "/tokens/generate", running.secret, {"user": USER})
+    await running.call("POST", "/conversations", one["token"])
+    await running.call("POST", "/conversations", two["token"])
+    other = two["conversationId"]
+    for method, path, body in (("GET", f"/conversations/{other}/activities", None),
+                               ("POST", f"/conversations/{other}/activities",
+                                {"type": "message", "text": "x", "from": USER}),
+                               ("GET", f"/conversations/{other}", None)):  # fmt: skip
+        status, error = await running.call(method, path, one["token"], body)
+        assert status == 403 and error["error"]["code"] == "Forbidden", (path, error)
+    status, error = await running.call("POST", f"/conversations/{one['conversationId']}/activities",
+                                       one["token"], {"type": "message", "from": {"id": "eve"}})  # fmt: skip
+    assert status == 403 and "dl-user-1" in error["error"]["message"]
+
+
+async def test_errors_as_the_service_gives_them(running: Running) -> None:
+    status, error = await running.call("POST", "/conversations", "not-a-credential")
+    assert status == 403 and error["error"]["code"] == "Forbidden"
+    status, error = await running.call("POST", "/conversations", None)
+    assert status == 403
+    status, error = await running.call("GET", "/conversations/nope/activities", running.secret)
+    assert status == 404 and error["error"]["code"] == "BadArgument"
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    big = {"type": "message", "from": USER, "text": "x" * (300 * 1024)}
+    status, error = await running.call(
+        "POST", f"/conversations/{started['conversationId']}/activities", started["token"], big
+    )
+    assert status == 413 and error["error"]["code"] == "MessageSizeTooBig"
+    status, error = await running.call("POST", "/tokens/refresh", running.secret)
+    assert status == 403  # a secret is not refreshed
+
+
+async def test_an_expired_token_is_refused_and_a_live_one_refreshed(running: Running) -> None:
+    _, generated = await running.call("POST", "/tokens/generate", running.secret, {"user": USER})
+    status, refreshed = await running.call("POST", "/tokens/refresh", generated["token"])
+    assert status == 200 and refreshed["conversationId"] == generated["conversationId"]
+    assert refreshed["token"] != generated["token"]
+    grants = running.service.grants
+    clock = grants._clock
+    grants._clock = lambda: clock() - 10_000  # a token made long ago
+    old, _ = grants.token(APP_ID, generated["conversationId"], USER["id"])
+    grants._clock = clock
+    status, error = await running.call("POST", "/conversations", old)
+    assert status == 403 and error["error"]["code"] == "TokenExpired"
+
+
+async def test_trusted_origins_and_cors(running: Running) -> None:
+    _, generated = await running.call("POST", "/tokens/generate", running.secret,
+                                      {"user": USER, "trustedOrigins": ["https://shop.example"]})  # fmt: skip
+    token = generated["token"]
+    status, _ = await running.call("POST", "/conversations", token,
+                                   headers={"Origin": "https://evil.example"})  # fmt: skip
+    assert status == 403
+    response = await running.client.post(f"{DL}/conversations", headers={
+        "Authorization": f"Bearer {token}", "Origin": "https://shop.example"})  # fmt: skip
+    assert response.status == 201
+    assert response.headers["Access-Control-Allow-Origin"] == "https://shop.example"
+    preflight = await running.client.options(f"{DL}/conversations", headers={
+        "Origin": "https://shop.example", "Access-Control-Request-Method": "POST"})  # fmt: skip
+    assert preflight.status == 204
+    assert "authorization" in preflight.headers["Access-Control-Allow-Headers"].lower()
+    # botemu's own routes still grant no other origin anything
+    control = await running.client.get(
+        "/_botemu/health", headers={"Origin": "https://shop.example"}
+    )
+    assert "Access-Control-Allow-Origin" not in control.headers
+
+
+async def test_the_secret_is_told_only_to_botemus_own_clients(running: Running) -> None:
+    plain = await (await running.client.get("/_botemu/config")).json()
+    assert "secrets" not in plain["directline"]
+    assert plain["directline"]["domain"].endswith("/v3/directline")
+    secret_header = {SECRET_HEADER: read_secret(running.app[DIRECTLINE].grants._file.parent)}
+    told = await (await running.client.get("/_botemu/config", headers=secret_header)).json()
+    assert told["directline"]["secrets"] == {APP_ID: running.secret}
+
+
+async def test_an_upload_is_kept_and_served_back(running: Running) -> None:
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = started["conversationId"]
+    form = aiohttp.FormData()
+    form.add_field("activity", json.dumps({"type": "message", "from": USER, "text": "a file"}),
+                   content_type="application/vnd.microsoft.activity")  # fmt: skip
+    form.add_field("file", b"\x89PNG fake image", filename="pic.png", content_type="image/png")
+    response = await running.client.post(
+        f"{DL}/conversations/{conversation}/upload?userId={USER['id']}", data=form,
+        headers={"Authorization": f"Bearer {started['token']}"})  # fmt: skip
+    assert response.status == 200, await response.text()
+    _, page = await running.call("GET", f"/conversations/{conversation}/activities",
+                                 started["token"])  # fmt: skip
+    sent = next(a for a in page["activities"] if a.get("text") == "a file")
+    url = sent["attachments"][0]["contentUrl"]
+    served = await running.client.get(url.split(str(running.client.port), 1)[1])
+    assert served.status == 200 and await served.read() == b"\x89PNG fake image"
+    forged = await running.client.get(
+        url.split(str(running.client.port), 1)[1].split("?k=")[0] + "?k=x"
+    )
+    assert forged.status == 403
+
+
+async def test_a_socket_that_stops_reading_is_closed_and_the_others_go_on(
+    running: Running,
+) -> None:
+    running.service.limits = replace(running.service.limits, outbox=4)
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = running.service.conversations[started["conversationId"]]
+    stream = started["streamUrl"].split(str(running.client.port), 1)[1]
+    ws = await running.client.ws_connect(stream)
+    outbox = next(iter(conversation.sockets))
+    for n in range(40):  # pushed faster than anyone reads
+        outbox.push({"activities": [{"type": "message", "text": str(n)}], "watermark": str(n)})
+    assert outbox.behind and outbox.queue.qsize() <= 4
+    closed = None
+    for _ in range(20):
+        message = await ws.receive(timeout=10)
+        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+            closed = message
+            break
+    assert closed is not None and ws.close_code == 1008
+    status, _ = await running.call("GET", f"/conversations/{conversation.id}/activities",
+                                   started["token"])  # fmt: skip
+    assert status == 200
