@@ -32,7 +32,6 @@ from emulator.findings import Rule
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind
 
-
 MAX_KEPT = 8
 """Prompt files whose bytes a live call's transcript keeps (each at most 512 KB)."""
 
