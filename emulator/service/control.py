@@ -4,7 +4,9 @@
 ==================================================  ============================================
 ``GET  /_botemu/health``                            ``{"status": "ok", "version"}``
 ``GET  /_botemu/config``                            every spec placeholder of the active profile,
-                                                    plus ``bots`` (app ids and endpoints)
+                                                    plus ``bots`` (app ids and endpoints; with
+                                                    the control secret, ``app_password`` and
+                                                    ``anonymous`` too)
 ``POST /_botemu/keys/rotate``                       a new signing key; the old one stays published
                                                     for the grace period
 ``POST /_botemu/reset``                             forget every conversation
@@ -51,6 +53,7 @@ from emulator.conformance.tls import ProbeError
 from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
 from emulator.findings import Finding
+from emulator.guard import GUARD, SECRET_HEADER
 from emulator.jsonutil import JSON, JSONObject
 from emulator.manifest.check import (
     DEFAULT_CONSUMER,
@@ -59,7 +62,6 @@ from emulator.manifest.check import (
     check_skill,
     pick_endpoint,
 )
-from emulator.guard import GUARD, SECRET_HEADER
 from emulator.service.directline import directline_document
 from emulator.service.state import CONTROL, EMULATOR, MAX_URL, Emulator, config_document
 from emulator.transcripts.store import TranscriptError
@@ -96,7 +98,17 @@ async def _config(request: web.Request) -> web.Response:
     if DIRECTLINE in request.app:
         document["directline"] = directline_document(request.app, emulator.config.base_url,
                                                      secrets=trusted)  # fmt: skip
+    if trusted:  # botemu's own clients (botemu env) get each bot's password
+        document["bots"] = [{**shown, "app_password": bot.app_password, "anonymous": bot.anonymous}
+                            for shown, bot in zip(_bots_shown(document), emulator.config.bots,
+                                                  strict=True)]  # fmt: skip
     return web.json_response(document)
+
+
+def _bots_shown(document: JSONObject) -> list[JSONObject]:
+    """The ``bots`` of a configuration document, in the order of the configuration's."""
+    listed = document.get("bots")
+    return [b for b in listed if isinstance(b, dict)] if isinstance(listed, list) else []
 
 
 async def _rotate(request: web.Request) -> web.Response:
