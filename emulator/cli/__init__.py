@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "config": "serve",
     "token": "serve",
     "chat": "serve",
+    "env": "env",
     "demo": "demo",
     "manifest": "manifest:register_commands",
     "logview": "logview",
