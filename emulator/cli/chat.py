@@ -77,6 +77,10 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
         token["version"] = args.token_version
     if getattr(args, "channel", None):
         token["channel"] = args.channel
+    if getattr(args, "refuse_sign_in", False):
+        token["sign_in_as"] = "refuse:"
+    elif getattr(args, "sign_in_as", None):
+        token["sign_in_as"] = args.sign_in_as
     printer = ChatPrinter(out)
     if args.send is not None:
         sent = await post_json(

@@ -115,6 +115,11 @@ def _add_chat(subparsers: argparse._SubParsersAction[Any]) -> None:
     chat.add_argument("--channel", choices=["webchat", "directline", "emulator", "msteams"],
                       default=None, help="the channel id of the conversation, and that channel's "
                       "shape (default: webchat; docs/sdk.md, Channels)")  # fmt: skip
+    chat.add_argument("--sign-in-as", metavar="USER", default=None,
+                      help="whenever the bot asks the person to sign in (an OAuth or sign-in "
+                      "card), sign in as this test user, as the channel would (docs/oauth.md)")  # fmt: skip
+    chat.add_argument("--refuse-sign-in", action="store_true",
+                      help="refuse every sign-in the bot asks for")  # fmt: skip
     chat.set_defaults(handler=chat_handler)
 
 

@@ -21,6 +21,7 @@ from emulator.logview import setup_logview
 from emulator.pki_routes import pki_routes
 from emulator.service.control import control_routes
 from emulator.service.directline import setup_directline
+from emulator.service.signin import setup_signin
 from emulator.service.livechat import setup_livechat
 from emulator.service.livephone import setup_livephone
 from emulator.service.state import EMULATOR, Emulator
@@ -58,6 +59,7 @@ def make_app(
     setup_livechat(app)  # the log view's web chat: its socket, and the page's token
     setup_livephone(app)  # the log view's phone: its socket (the chat's admission)
     setup_directline(app)  # Direct Line 3.0 under /v3/directline (channels/directline)
+    setup_signin(app)  # the user token service and the sign-in page (tokenservice/)
     protect(
         app,
         port=config.port,

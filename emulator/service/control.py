@@ -204,6 +204,9 @@ async def _chat(request: web.Request) -> web.Response:
     if "version" in body and kind is not TokenKind.EMULATOR:
         raise web.HTTPBadRequest(text='version is for emulator-path tokens ("token": "emulator")')
     channel_name = _string(body, "channel", required=False)
+    sign_in_as = _string(body, "sign_in_as", required=False)
+    if sign_in_as is not None and not 0 < len(sign_in_as) <= 200:
+        raise web.HTTPBadRequest(text="sign_in_as is a user id of 1 to 200 characters")
     try:
         channel(channel_name)
     except ValueError as e:
@@ -211,7 +214,7 @@ async def _chat(request: web.Request) -> web.Response:
     try:
         conversation_id, activity_id, answer = await emulator.chat(
             app_id, text, conversation_id, kind, activity, version=str(version),
-            channel=channel_name,
+            channel=channel_name, sign_in_as=sign_in_as,
         )  # fmt: skip
     except ConnectorError as e:
         raise web.HTTPBadRequest(text=str(e)) from e

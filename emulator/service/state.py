@@ -36,6 +36,11 @@ class Emulator:
     sender: ActivitySender | None = None
     opened: dict[str, str] = field(default_factory=dict)
     """Conversation id -> app id of conversations opened through the control API."""
+    sign_in_as: dict[str, str] = field(default_factory=dict)
+    """Conversation id -> the test user who signs in whenever the bot asks (``refuse:`` to
+    refuse): ``botemu chat --sign-in-as`` (service/signin.py)."""
+    busy: dict[str, int] = field(default_factory=dict)
+    """Conversation id -> activities being delivered to the bot now."""
     platform: JSONObject | None = None
     """How a bot reaches the listener of the platform's hosts, once it runs
     (``service/platform_hosts.py``)."""
@@ -74,17 +79,21 @@ class Emulator:
         *,
         version: str = "1.0",
         channel: str | None = None,
+        sign_in_as: str | None = None,
     ) -> tuple[str, str, BotAnswer]:
         """Send a user's message (or any ``activity``: event, invoke, typing, ...) to a bot;
         (conversation id, activity id, the bot's answer). ``version``: the ``ver`` of
         emulator-path tokens (1.0, the app id in ``appid``; 2.0, in ``azp``). ``channel``: the
-        channel of a conversation opened now (``emulator.channels``; the default when None)."""
+        channel of a conversation opened now (``emulator.channels``; the default when None).
+        ``sign_in_as``: who signs in when the bot asks, from now on in this conversation."""
         assert self.sender is not None
         bot = self.bot(app_id)
         if conversation_id is None or conversation_id not in self.opened:
             conversation = open_on(self.connector, app_id, USER, channel)
             conversation_id = conversation.id
             self.opened[conversation_id] = app_id
+            if sign_in_as:
+                self.sign_in_as[conversation_id] = sign_in_as
             update = self.activity(conversation_id, app_id, {
                 "type": "conversationUpdate",
                 "membersAdded": [dict(USER), {"id": app_id, "name": bot.name or "bot"}],
@@ -97,8 +106,14 @@ class Emulator:
         message = self.activity(conversation_id, app_id, fields)
         activity_id = self.connector.post_activity(conversation_id, message, from_bot=False)
         message["id"] = activity_id
-        answer = await self.sender.send(bot, conversation_id, message, kind=kind,
-                                        version=version)  # fmt: skip
+        if sign_in_as:
+            self.sign_in_as[conversation_id] = sign_in_as
+        self.busy[conversation_id] = self.busy.get(conversation_id, 0) + 1
+        try:
+            answer = await self.sender.send(bot, conversation_id, message, kind=kind,
+                                            version=version)  # fmt: skip
+        finally:
+            self.busy[conversation_id] -= 1
         return conversation_id, activity_id, answer
 
     def activity(self, conversation_id: str, app_id: str, fields: JSONObject) -> JSONObject:

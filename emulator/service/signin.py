@@ -1,0 +1,141 @@
+"""The token service beside a running botemu, and the channel's part in a sign-in: once the
+person consents (the sign-in page, ``botemu chat --sign-in-as``), botemu, as the channel, gives
+the bot the magic code in a ``signin/verifyState`` invoke in that conversation (both SDK families
+redeem it with ``GetToken?code=``; docs/oauth.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from urllib.parse import parse_qs, urlsplit
+
+from aiohttp import web
+
+from emulator.connector.sender import TokenKind
+from emulator.jsonutil import JSON, JSONObject
+from emulator.service.state import EMULATOR, USER, Emulator
+from emulator.tokenservice import (
+    COMPLETE,
+    RECORD,
+    TOKENSERVICE,
+    Completion,
+    SignInState,
+    TokenService,
+    default_connections,
+    read_state,
+    tokenservice_routes,
+)
+
+log = logging.getLogger(__name__)
+
+
+def setup_signin(app: web.Application, connections: tuple[str, ...] = ()) -> TokenService:
+    emulator = app[EMULATOR]
+    service = TokenService(emulator.identity.keys, default_connections(connections),
+                           emulator.config.base_url, clock=emulator.clock)  # fmt: skip
+    app[TOKENSERVICE] = service
+
+    async def complete(code: str, state: JSONObject) -> None:
+        conversation = state.get("conversation")
+        if not isinstance(conversation, str) or conversation not in emulator.opened:
+            return  # a conversation this botemu does not carry: the person types the code
+        invoke: JSONObject = {"type": "invoke", "name": "signin/verifyState",
+                              "value": {"state": code}}  # fmt: skip
+        try:
+            await emulator.chat(emulator.opened[conversation], None, conversation,
+                                TokenKind.CONNECTOR, invoke)  # fmt: skip
+        except Exception:  # the sign-in page answers whatever the bot does
+            log.exception("sign-in: the verifyState invoke could not be delivered")
+
+    def record(conversation: str | None, payload: JSONObject) -> None:
+        if conversation is not None:
+            emulator.record(conversation, "note", payload)
+
+    app[COMPLETE] = complete
+    app[RECORD] = record
+    app.add_routes(tokenservice_routes())
+    tasks: set[asyncio.Task[None]] = set()
+
+    def heard(conversation_id: str, activity: JSONObject) -> None:
+        user = emulator.sign_in_as.get(conversation_id)
+        state = _asked(emulator, conversation_id, activity)
+        if user is None or state is None:
+            return
+        task = asyncio.get_running_loop().create_task(
+            _sign_in(service, emulator, state, user, complete)
+        )
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    emulator.connector.add_listener(heard, wants=lambda cid: cid in emulator.sign_in_as)
+    return service
+
+
+CARDS = ("application/vnd.microsoft.card.oauth", "application/vnd.microsoft.card.signin")
+MAX_WAIT = 200
+"""At most this many 50 ms waits for the bot's turn to end before the code is given."""
+
+
+def _asked(emulator: Emulator, conversation_id: str, activity: JSONObject) -> SignInState | None:
+    """The sign-in a bot's activity asks for (an OAuth or sign-in card), or None."""
+    sender = activity.get("from")
+    if not isinstance(sender, dict) or sender.get("role") == "user":
+        return None
+    attachments = activity.get("attachments")
+    for attachment in attachments if isinstance(attachments, list) else []:
+        if isinstance(attachment, dict) and attachment.get("contentType") in CARDS:
+            content = attachment.get("content")
+            if isinstance(content, dict):
+                return _state_of(emulator, conversation_id, content)
+    return None
+
+
+def _state_of(emulator: Emulator, conversation_id: str, card: JSONObject) -> SignInState | None:
+    """The card's sign-in link's state, or (a card with no link, as outside Teams) the state a
+    channel makes for the card's connection, as the channel fetches the link itself."""
+    buttons = card.get("buttons")
+    for button in buttons if isinstance(buttons, list) else []:
+        value = button.get("value") if isinstance(button, dict) else None
+        if isinstance(value, str) and "state=" in value:
+            raw = parse_qs(urlsplit(value).query).get("state", [""])[0]
+            try:
+                return read_state(raw)
+            except ValueError:
+                break
+    name: JSON = card.get("connectionName")
+    if not isinstance(name, str) or not name:
+        return None
+    state = {"connectionName": name, "msAppId": emulator.opened.get(conversation_id),
+             "conversation": {"conversation": {"id": conversation_id}, "user": dict(USER),
+                              "channelId": emulator.connector.conversation(conversation_id).channel_id,
+                              "serviceUrl": emulator.config.base_url}}  # fmt: skip
+    raw = base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("=")
+    return read_state(raw)
+
+
+async def _sign_in(
+    service: TokenService,
+    emulator: Emulator,
+    state: SignInState,
+    user: str,
+    complete: Completion,
+) -> None:
+    """Sign in as ``user`` (or refuse, ``refuse:``) once the bot's turn is over, and give the
+    bot the code as the channel does."""
+    conversation = state.conversation_id
+    for _ in range(MAX_WAIT):
+        if not conversation or not emulator.busy.get(conversation):
+            break
+        await asyncio.sleep(0.05)
+    pending = service.tokens.begin(state)
+    if pending.code is not None or pending.refused:
+        return
+    if user.startswith("refuse:"):
+        service.refuse(pending)
+        emulator.record(conversation or "", "note", {"summary": "sign-in: refused by the person"})
+        return
+    code = service.consent(pending, user)
+    emulator.record(conversation or "", "note", {"summary": f"sign-in: signed in as {user[:100]}"})
+    await complete(code, {"conversation": conversation})

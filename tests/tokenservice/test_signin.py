@@ -1,0 +1,201 @@
+"""Sign-in through botemu's user token service (emulator/tokenservice, emulator/service/signin.py):
+a bot that signs users in as OAuthPrompt does, the sign-in page, the headless sign-in of
+``botemu chat --sign-in-as``, a refusal, a wrong magic code, sign-out, single sign-on."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
+from emulator.connector.sender import TokenKind
+from emulator.service import EMULATOR, make_app
+from emulator.tokenservice import TOKENSERVICE, read_state
+from emulator.transcripts.store import TranscriptStore
+from tests.bots.oauth_bot import CONNECTION, make_bot
+from tests.support import free_port
+
+BOT = anonymous_app_id(1)
+
+
+@dataclass
+class Running:
+    client: TestClient[web.Request, web.Application]
+    app: web.Application
+
+    async def say(self, text: str, conversation: str | None = None, *,
+                  sign_in_as: str | None = None) -> str:  # fmt: skip
+        emulator = self.app[EMULATOR]
+        conversation_id, _, answer = await emulator.chat(
+            BOT, text, conversation, TokenKind.CONNECTOR, sign_in_as=sign_in_as)  # fmt: skip
+        assert answer.status == 200, answer
+        return conversation_id
+
+    def texts(self, conversation: str) -> list[str]:
+        activities = self.app[EMULATOR].connector.conversation(conversation).activities
+        return [str(a.get("text")) for a in activities
+                if a["from"].get("role") == "bot" and a.get("text")]  # fmt: skip
+
+    async def until(self, conversation: str, text: str) -> list[str]:
+        for _ in range(200):
+            found = self.texts(conversation)
+            if text in found:
+                return found
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"{text!r} never came: {self.texts(conversation)}")
+
+    def card(self, conversation: str) -> dict[str, Any]:
+        activities = self.app[EMULATOR].connector.conversation(conversation).activities
+        for activity in activities:
+            for attachment in activity.get("attachments") or []:
+                if attachment["contentType"].endswith("card.oauth"):
+                    content: dict[str, Any] = attachment["content"]
+                    return content
+        raise AssertionError("no OAuth card")
+
+
+async def running_with(tmp_path: Path, **bot: Any) -> AsyncIterator[Running]:
+    port, bot_port = free_port(), free_port()
+    config = ServiceConfig(port=port, certs_dir=tmp_path / "certs", bots=(
+        BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True),))  # fmt: skip
+    store = TranscriptStore(tmp_path / "t.db")
+    app = make_app(config, store)
+    client = TestClient(TestServer(app, host="127.0.0.1", port=port))
+    await client.start_server()
+    runner = web.AppRunner(make_bot(**bot))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", bot_port).start()
+    try:
+        yield Running(client, app)
+    finally:
+        await runner.cleanup()
+        await client.close()
+        store.close()
+
+
+@pytest.fixture
+async def running(tmp_path: Path) -> AsyncIterator[Running]:
+    async for r in running_with(tmp_path):
+        yield r
+
+
+async def test_headless_sign_in_as_a_test_user(running: Running) -> None:
+    conversation = await running.say("login", sign_in_as="ada")
+    found = await running.until(conversation, "signed in as ada")
+    assert "signed in as ada" in found
+    await running.say("who", conversation)
+    await running.until(conversation, "ada")
+    await running.say("logout", conversation)
+    await running.until(conversation, "signed out")
+    await running.say("who", conversation)
+    await running.until(conversation, "nobody")
+
+
+async def test_the_sign_in_page_consents_and_the_channel_gives_the_code(
+    running: Running,
+) -> None:
+    conversation = await running.say("login")
+    link = running.card(conversation)["buttons"][0]["value"]
+    path = link.split(str(running.client.port), 1)[1]
+    page = await running.client.get(path)
+    body = await page.text()
+    assert page.status == 200 and "Consent" in body and page.headers["X-Frame-Options"] == "DENY"
+    service = running.app[TOKENSERVICE]
+    user = service.connection(CONNECTION).users[0]
+    assert user.name in body
+    state = read_state(path.split("state=", 1)[1])
+    consent = await running.client.post("/_signin", data={"state": state.raw, "user": user.id,
+                                                          "answer": "consent"})  # fmt: skip
+    assert consent.status == 200 and "magic code" in await consent.text()
+    await running.until(conversation, f"signed in as {user.name}")
+
+
+async def test_a_page_of_another_origin_cannot_consent(running: Running) -> None:
+    conversation = await running.say("login")
+    link = running.card(conversation)["buttons"][0]["value"]
+    raw = link.split("state=", 1)[1]
+    refused = await running.client.post("/_signin", data={"state": raw, "user": "eve",
+                                                          "answer": "consent"},
+                                        headers={"Origin": "https://evil.example"})  # fmt: skip
+    assert refused.status == 403
+    assert running.app[TOKENSERVICE].tokens.pending[read_state(raw).raw].code is None
+
+
+async def test_a_refused_sign_in_gives_no_token(running: Running) -> None:
+    conversation = await running.say("login", sign_in_as="refuse:")
+    await asyncio.sleep(0.3)
+    assert not any(t.startswith("signed in") for t in running.texts(conversation))
+    await running.say("who", conversation)
+    await running.until(conversation, "nobody")
+
+
+async def test_a_wrong_magic_code_is_refused_and_the_right_one_taken(running: Running) -> None:
+    conversation = await running.say("login")
+    link = running.card(conversation)["buttons"][0]["value"]
+    raw = link.split("state=", 1)[1]
+    service = running.app[TOKENSERVICE]
+    pending = service.tokens.begin(read_state(raw))
+    code = service.consent(pending, "grace")  # the page shows it; the person types it
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    await running.say(wrong, conversation)
+    await running.until(conversation, "try again")
+    await running.say(code, conversation)
+    await running.until(conversation, "signed in as grace")
+
+
+async def test_a_card_with_no_link_is_signed_in_as_a_channel_does(tmp_path: Path) -> None:
+    async for r in running_with(tmp_path, no_link=True):
+        conversation = await r.say("login", sign_in_as="linus")
+        assert "value" not in r.card(conversation)["buttons"][0]
+        await r.until(conversation, "signed in as linus")
+
+
+async def test_the_token_service_routes_and_their_errors(running: Running) -> None:
+    conversation = await running.say("login", sign_in_as="ada")
+    await running.until(conversation, "signed in as ada")
+    query = {"userId": "user-1", "connectionName": CONNECTION, "channelId": "webchat"}
+    status = await running.client.get("/api/usertoken/GetTokenStatus",
+                                      params={"userId": "user-1", "channelId": "webchat"})  # fmt: skip
+    statuses = await status.json()
+    assert {"connectionName": CONNECTION, "hasToken": True}.items() <= next(
+        s for s in statuses if s["connectionName"] == CONNECTION
+    ).items()
+    aad = await running.client.post("/api/usertoken/GetAadTokens", params=query,
+                                    json={"resourceUrls": ["https://graph.example"]})  # fmt: skip
+    assert "https://graph.example" in await aad.json()
+    missing = await running.client.get("/api/usertoken/GetToken", params={"userId": "x"})
+    assert missing.status == 400 and (await missing.json())["error"]["code"] == "BadArgument"
+    bad_state = await running.client.get("/api/botsignin/GetSignInResource", params={"state": "!!"})
+    assert bad_state.status == 400
+    lower = await running.client.get(
+        "/api/botsignin/getsigninurl",
+        params={
+            "state": base64.b64encode(json.dumps({"connectionName": CONNECTION}).encode()).decode()
+        },
+    )
+    assert lower.status == 200 and "/_signin?state=" in await lower.json()
+
+
+async def test_single_sign_on_exchanges_a_token_botemu_signed_and_refuses_others(
+    running: Running,
+) -> None:
+    service = running.app[TOKENSERVICE]
+    connection = service.connection(CONNECTION)
+    sso = service.sso_token(connection.users[1], connection)
+    query = {"userId": "user-1", "connectionName": CONNECTION, "channelId": "msteams"}
+    exchanged = await running.client.post("/api/usertoken/exchange", params=query,
+                                          json={"uri": connection.exchange_uri, "token": sso})  # fmt: skip
+    assert exchanged.status == 200
+    assert (await exchanged.json())["connectionName"] == CONNECTION
+    refused = await running.client.post("/api/usertoken/exchange", params=query,
+                                        json={"uri": connection.exchange_uri, "token": "x.y.z"})  # fmt: skip
+    assert refused.status == 400
