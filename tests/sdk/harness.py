@@ -368,13 +368,16 @@ class Botemu:
 
 class Bot:
     """A bot's process (``argv`` in ``cwd`` with ``env``) answering at ``url``, started once it
-    prints ``listening: ``."""
+    prints a line matching ``ready`` (``listening: ``)."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path, url: str) -> None:
+    def __init__(
+        self, argv: list[str], env: Mapping[str, str], cwd: Path, url: str,
+        ready: str = r"^listening: ",
+    ) -> None:  # fmt: skip
         self.url = url
         self.process = Process(argv, env, cwd)
         try:
-            self.process.wait_for(r"^listening: ", START_TIMEOUT)
+            self.process.wait_for(ready, START_TIMEOUT)
         except BaseException:
             self.process.stop()
             raise
@@ -489,8 +492,10 @@ def chat_greets_and_echoes(
     assert "Hello and welcome!" in out and "Echo: hello" in out, out
 
 
-def run_scenario(emulator: Botemu, bot: Bot) -> subprocess.CompletedProcess[str]:
-    """``botemu test`` of ECHO_SCENARIO (``messaging:`` turns) against ``bot`` through the
+def run_scenario(
+    emulator: Botemu, bot: Bot, scenario: Path = ECHO_SCENARIO
+) -> subprocess.CompletedProcess[str]:
+    """``botemu test`` of ``scenario`` (``messaging:`` turns) against ``bot`` through the
     running ``emulator``, as the bot registered there: its app id (botemu's for an anonymous
     bot), its password in BOT_APP_PASSWORD, and over https botemu's CA in SSL_CERT_FILE (which
     its HTTP client trusts)."""
@@ -502,7 +507,7 @@ def run_scenario(emulator: Botemu, bot: Bot) -> subprocess.CompletedProcess[str]
     if registered.get("app_password"):
         env["BOT_APP_PASSWORD"] = registered["app_password"]
     return subprocess.run(
-        [sys.executable, "-m", "emulator", "test", str(ECHO_SCENARIO), "--messaging-bot", bot.url,
+        [sys.executable, "-m", "emulator", "test", str(scenario), "--messaging-bot", bot.url,
          "--app-id", app_id, "--emulator", emulator.url, "--db", str(emulator.state / "t.db"),
          "--certs", str(emulator.state / "certs")],
         capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False,
