@@ -172,7 +172,8 @@ def _node_platform(running: Running) -> Env:
     preload = str(platform["node_preload"])
     if re.search(r"[\s\"'\\]", preload):
         preload = json.dumps(preload)
-    return {"NODE_OPTIONS": f"--require {preload}"}
+    return {"NODE_OPTIONS": f"--require {preload}",
+            "BOTEMU_PLATFORM_ADDRESS": str(platform["address"])}  # fmt: skip
 
 
 def _node_trust(running: Running) -> Env:

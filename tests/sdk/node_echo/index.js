@@ -1,9 +1,9 @@
 // Copyright (c) Microsoft Corporation. All rights reserved.
 // Licensed under the MIT License.
 //
-// The echo template's index.js (generator-botbuilder 4.23, echo), with the two changes a bot
-// needs to authenticate with botemu (docs/sdk.md), each marked "botemu:". Without an app id
-// (an anonymous bot) both fall back to exactly what the template does.
+// The echo template's index.js (generator-botbuilder 4.23, echo), unchanged but for the address
+// it listens on (127.0.0.1, and a line that says so). botemu reaches it with settings only
+// (docs/sdk.md: botemu env botbuilder-js).
 
 const path = require('path');
 
@@ -18,11 +18,9 @@ const restify = require('restify');
 // See https://aka.ms/bot-services to learn more about the different parts of a bot.
 const {
     CloudAdapter,
-    ConfigurationBotFrameworkAuthentication,
-    ConfigurationServiceClientCredentialFactory
+    ConfigurationServiceClientCredentialFactory,
+    createBotFrameworkAuthenticationFromConfiguration
 } = require('botbuilder');
-const { MsalServiceClientCredentialsFactory } = require('botframework-connector');
-const { ConfidentialClientApplication } = require('@azure/msal-node');
 
 // This bot's main dialog.
 const { EchoBot } = require('./bot');
@@ -36,31 +34,14 @@ server.listen(process.env.port || process.env.PORT || 3978, '127.0.0.1', () => {
     console.log(`listening: ${ server.url }/api/messages`);
 });
 
-// botemu: MSAL asks the public cloud's instance discovery about any authority host it does not
-// know, and only knownAuthorities stops it; the SDK has no setting for it, so the bot builds
-// the MSAL client itself and hands it to the SDK.
-const credentialsFactory = process.env.MicrosoftAppId
-    ? new MsalServiceClientCredentialsFactory(
-        process.env.MicrosoftAppId,
-        new ConfidentialClientApplication({
-            auth: {
-                clientId: process.env.MicrosoftAppId,
-                clientSecret: process.env.MicrosoftAppPassword,
-                authority: process.env.ToChannelFromBotLoginUrl,
-                knownAuthorities: [process.env.ToChannelFromBotLoginUrl]
-            }
-        }))
-    : new ConfigurationServiceClientCredentialFactory({
-        MicrosoftAppId: process.env.MicrosoftAppId,
-        MicrosoftAppPassword: process.env.MicrosoftAppPassword,
-        MicrosoftAppType: process.env.MicrosoftAppType,
-        MicrosoftAppTenantId: process.env.MicrosoftAppTenantId
-    });
+const credentialsFactory = new ConfigurationServiceClientCredentialFactory({
+    MicrosoftAppId: process.env.MicrosoftAppId,
+    MicrosoftAppPassword: process.env.MicrosoftAppPassword,
+    MicrosoftAppType: process.env.MicrosoftAppType,
+    MicrosoftAppTenantId: process.env.MicrosoftAppTenantId
+});
 
-// botemu: the template's createBotFrameworkAuthenticationFromConfiguration(null, ...) reads no
-// setting; this reads ToChannelFromBotOAuthScope, ToBotFromChannelTokenIssuer and the others
-// from the environment.
-const botFrameworkAuthentication = new ConfigurationBotFrameworkAuthentication(process.env, credentialsFactory);
+const botFrameworkAuthentication = createBotFrameworkAuthenticationFromConfiguration(null, credentialsFactory);
 
 // Create adapter.
 // See https://aka.ms/about-bot-adapter to learn more about how bots work.

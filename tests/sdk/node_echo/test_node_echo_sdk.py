@@ -1,13 +1,12 @@
-"""A bot from the JavaScript SDK's echo template (botbuilder 4.23.3) against botemu.
+"""A bot from the JavaScript SDK's echo template (botbuilder 4.23.3) against botemu, unchanged.
 
-tests/sdk/node_echo/index.js is the template's index.js with the two changes docs/sdk.md gives
-(each marked "botemu:"): ``new ConfigurationBotFrameworkAuthentication(process.env, ...)``
-instead of the template's ``createBotFrameworkAuthenticationFromConfiguration(null, ...)``,
-which reads no setting, and, with an app id, an MSAL client built by the bot with
-``knownAuthorities`` (msal-node asks the public cloud's instance discovery about any other
-authority host, ``/adfs`` paths included) handed to the SDK through
-``MsalServiceClientCredentialsFactory``. bot.js is the template's, unchanged. Every other
-setting comes from the banner of ``botemu serve``, as in tests/sdk/python.
+tests/sdk/node_echo/index.js is the template's index.js as the generator writes it (it listens on
+127.0.0.1 and says so): ``createBotFrameworkAuthenticationFromConfiguration(null, ...)`` reads
+no setting but the app id and password, so the SDK fetches keys and asks for tokens at the
+platform's fixed addresses, which botemu answers (its listener of the platform's hosts, reached
+through the node preload that ``botemu env botbuilder-js`` names), and checks the real
+platform's issuers, which botemu's tokens carry by default. bot.js is the template's, unchanged.
+The bot's whole environment is what ``botemu env botbuilder-js --format json`` prints.
 
 The packages are installed once per lock file (``npm ci``) into a cache outside the repository
 (``~/.cache/botemu-tests/node_echo/<hash>``); the tests are skipped when node or npm is missing
@@ -17,9 +16,10 @@ or the install fails.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -29,9 +29,10 @@ from tests.sdk.harness import (
     ANONYMOUS,
     Bot,
     Botemu,
+    botemu_env,
     chat,
     chat_greets_and_echoes,
-    loopback_env,
+    loopback_opener,
     npm_install,
     run_scenario,
     sdk_bot_env,
@@ -73,50 +74,40 @@ def _pair(
     node_modules: Path,
     state: Path,
     *,
-    tls: bool,
-    real_issuers: bool = False,
+    tls: bool = False,
+    real_issuers: bool = True,
     anonymous: bool = False,
 ) -> Iterator[Pair]:
-    """botemu and the bot; a credentialed bot trusts botemu's CA through NODE_EXTRA_CA_CERTS."""
+    """botemu and the bot, given what ``botemu env botbuilder-js`` prints."""
     yield from serve_bot(
         state,
         lambda port, settings: NodeBot(node_modules, port, settings),
         credentials=None if anonymous else (APP_ID, APP_PASSWORD),
-        trust="NODE_EXTRA_CA_CERTS",
         tls=tls,
         real_issuers=real_issuers,
+        settings=lambda emulator: botemu_env(emulator, "botbuilder-js"),
     )
 
 
 @pytest.fixture(scope="module")
 def credentialed(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    yield from _pair(node_modules, tmp_path_factory.mktemp("node-tls"), tls=True)
-
-
-@pytest.fixture(scope="module")
-def real(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    yield from _pair(node_modules, tmp_path_factory.mktemp("node-real"), tls=True,
-                     real_issuers=True)  # fmt: skip
+    yield from _pair(node_modules, tmp_path_factory.mktemp("node-cred"))
 
 
 @pytest.fixture(scope="module")
 def anonymous(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     if not ANONYMOUS:
         pytest.skip("this botemu has no anonymous bots (BotRegistration.anonymous) yet")
-    yield from _pair(node_modules, tmp_path_factory.mktemp("node-anon"), tls=False,
-                     anonymous=True)  # fmt: skip
+    yield from _pair(node_modules, tmp_path_factory.mktemp("node-anon"), anonymous=True)
 
 
-def msal_token(node_modules: Path, emulator: Botemu, known: str | None) -> dict[str, object]:
-    settings = emulator.settings
-    argv = [shutil.which("node") or "node", str(NODE_DIR / "msal_token.js"),
-            settings["ToChannelFromBotLoginUrl"], APP_ID, APP_PASSWORD,
-            f"{settings['ToChannelFromBotOAuthScope']}/.default"]  # fmt: skip
-    if known:
-        argv.append(known)
-    env = loopback_env(os.environ) | {"NODE_PATH": str(node_modules),
-                                      "NODE_EXTRA_CA_CERTS": str(emulator.ca)}  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+def msal_token(node_modules: Path, emulator: Botemu, authority: str, scope: str,
+               env: Mapping[str, str]) -> dict[str, object]:  # fmt: skip
+    argv = [shutil.which("node") or "node", str(NODE_DIR / "msal_token.js"), authority, APP_ID,
+            APP_PASSWORD, scope]  # fmt: skip
+    run_env = sdk_bot_env(env) | {"NODE_PATH": str(node_modules)}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=run_env,
+                          check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
@@ -125,17 +116,16 @@ def msal_token(node_modules: Path, emulator: Botemu, known: str | None) -> dict[
 # --- tests --------------------------------------------------------------------------------------
 
 
-def test_msal_node_needs_known_authorities(node_modules: Path, credentialed: Pair) -> None:
-    """msal-node 2.16 asks the public cloud's instance discovery about botemu's ``/adfs``
-    authority unless the host is a known authority; with it, botemu alone issues the token."""
+def test_msal_node_gets_its_token_from_the_platform_hosts(
+    node_modules: Path, credentialed: Pair
+) -> None:
+    """msal-node 2.16, as the SDK uses it (authority login.microsoftonline.com/botframework.com,
+    the platform's scope), gets botemu's token through the preload, with no knownAuthorities."""
     emulator, _bot = credentialed
-    authority = emulator.settings["ToChannelFromBotLoginUrl"]
-    alone = msal_token(node_modules, emulator, None)
-    assert alone["token"] is None, alone
-    assert "login.microsoftonline.com" in json.dumps(alone["log"]), alone
-    known = msal_token(node_modules, emulator, authority)
-    assert isinstance(known["token"], str) and known["token"].count(".") == 2, known
-    assert "login.microsoftonline.com" not in json.dumps(known["log"]), known
+    env = botemu_env(emulator, "botbuilder-js")
+    report = msal_token(node_modules, emulator, "https://login.microsoftonline.com/botframework.com",
+                        "https://api.botframework.com/.default", env)  # fmt: skip
+    assert isinstance(report["token"], str) and report["token"].count(".") == 2, report
 
 
 @pytest.mark.parametrize("pair", ["credentialed", "anonymous"])
@@ -145,55 +135,67 @@ def test_bot_greets_and_echoes(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The credentialed bot over https, the anonymous one over http."""
+    """The unchanged template, credentialed and anonymous, over http."""
     emulator, bot = request.getfixturevalue(pair)
     mark = bot.mark()
     chat_greets_and_echoes(emulator, bot, capsys, monkeypatch)
     assert not bot.errors(mark), bot.process.since(mark)
 
 
-def test_emulator_path_tokens_need_the_real_issuers(
+def test_both_token_paths_work(
     credentialed: Pair, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The SDK tells emulator-path tokens apart by a hard-coded list of the real platform's
-    issuers: botemu's own issuer makes them connector tokens with the wrong issuer (401)."""
-    code, out = chat(*credentialed, capsys, monkeypatch, "--emulator-token")
-    assert code == 1, out
-    assert "401" in out, out
+    chat_greets_and_echoes(*credentialed, capsys, monkeypatch, "--emulator-token")
 
 
-@pytest.mark.parametrize("token", ["connector", "emulator"])
-def test_real_issuers_make_both_paths_work(
-    token: str, real: Pair, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    extra = ("--emulator-token",) if token == "emulator" else ()
-    chat_greets_and_echoes(*real, capsys, monkeypatch, *extra)
+def test_own_issuers_are_refused_by_the_template(
+    node_modules: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """With ``--own-issuers``, the template (which reads no issuer setting) refuses botemu's
+    tokens: why botemu carries the real platform's issuers by default."""
+    for pair in _pair(node_modules, tmp_path, real_issuers=False):
+        code, out = chat(*pair, capsys, monkeypatch)
+        assert code == 1, out
+        assert "401" in out, out
 
 
-def test_greeting_replies_to_the_conversation_update(credentialed: Pair) -> None:
-    """The JavaScript SDK answers in a turn with reply_to_activity, the conversationUpdate
-    included: both replies go to ``POST .../activities/{id}`` of what they answer."""
+def test_the_bot_refuses_a_request_with_no_token(credentialed: Pair) -> None:
+    emulator, bot = credentialed
+    request = urllib.request.Request(bot.url, data=json.dumps({"type": "message", "text": "x",
+        "serviceUrl": emulator.url, "channelId": "webchat", "conversation": {"id": "c"},
+        "from": {"id": "u"}, "recipient": {"id": APP_ID}}).encode(),
+        headers={"Content-Type": "application/json"})  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        loopback_opener().open(request, timeout=10)
+    refused.value.close()
+    assert refused.value.code == 401
+
+
+@pytest.mark.parametrize("channel", ["webchat", "emulator"])
+def test_replies_take_the_routes_the_sdk_picks(credentialed: Pair, channel: str) -> None:
+    """The JavaScript SDK answers a message in its turn with reply_to_activity; it replies to
+    the conversationUpdate too, except on ``webchat`` and ``directline``, where its conversation
+    reference keeps no id for a conversationUpdate (the greeting is then sent to the
+    conversation)."""
     emulator, _bot = credentialed
-    sent = emulator.send(APP_ID, "reply routes")
+    sent = emulator.post("/_botemu/chat", {"app_id": APP_ID, "text": "reply routes",
+                                           "channel": channel})  # fmt: skip
     conversation = sent["conversation_id"]
     replies = emulator.replies(conversation, 2)
     assert [r.get("text") for r in replies] == ["Hello and welcome!", "Echo: reply routes"]
     update = next(a for a in emulator.activities(conversation)
                   if a.get("type") == "conversationUpdate")  # fmt: skip
-    assert replies[0].get("replyToId") == update["id"]
-    assert replies[1].get("replyToId") == sent["activity_id"]
     activities = f"/v3/conversations/{conversation}/activities"
-    assert emulator.request_paths(conversation) == [
-        f"{activities}/{update['id']}",
-        f"{activities}/{sent['activity_id']}",
-    ]
+    greeting = activities if channel == "webchat" else f"{activities}/{update['id']}"
+    assert replies[0].get("replyToId") == (None if channel == "webchat" else update["id"])
+    assert replies[1].get("replyToId") == sent["activity_id"]
+    assert emulator.request_paths(conversation) == [greeting, f"{activities}/{sent['activity_id']}"]
 
 
-@pytest.mark.parametrize("pair", ["real", "anonymous"])
+@pytest.mark.parametrize("pair", ["credentialed", "anonymous"])
 def test_botemu_test_runs_a_conversation_scenario(
     pair: str, request: pytest.FixtureRequest
 ) -> None:
-    """The credentialed bot through botemu with ``--real-issuers`` over https, the anonymous
-    one over http."""
     done = run_scenario(*request.getfixturevalue(pair))
     assert done.returncode == 0, done.stdout + done.stderr
