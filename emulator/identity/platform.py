@@ -33,7 +33,7 @@ from emulator.certs import KEY_MODE, ensure_certs, load_ca
 from emulator.certs.issuing import issue_leaf
 from emulator.certs.paths import write_file
 from emulator.identity.routes import IdentityService
-from emulator.identity.wellknown import PLATFORM_HOSTS, Recorder, wellknown_app
+from emulator.identity.wellknown import PLATFORM_HOSTS, Forward, Recorder, wellknown_app
 
 MAX_CONNECTIONS = 64
 MAX_HEAD = 8 * 1024
@@ -82,9 +82,14 @@ class PlatformListener:
     """The listener (see the module docstring); ``start`` binds it, ``close`` ends it."""
 
     def __init__(
-        self, service: IdentityService, certs_dir: Path, *, record: Recorder | None = None
+        self,
+        service: IdentityService,
+        certs_dir: Path,
+        *,
+        record: Recorder | None = None,
+        forward: Forward | None = None,
     ) -> None:
-        self._app = wellknown_app(service, record)
+        self._app = wellknown_app(service, record, forward)
         self._certs_dir = certs_dir
         self._runner: web.AppRunner | None = None
         self._server: asyncio.Server | None = None

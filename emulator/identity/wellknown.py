@@ -17,7 +17,8 @@ GET    login.microsoftonline.com ``/common/discovery/instance``       instance d
 POST   login.microsoftonline.com ``/{tenant}/oauth2/v2.0/token``        client credentials
 =====  ==========================================================  ===============================
 
-Only these hosts, only these paths: anything else is 404 (another host, 421). A token from the
+Only these hosts, only these paths: anything else is 404 (another host, 421). The user token service's public
+host, ``api.botframework.com``, is answered by botemu's own token service (``/api/...`` only). A token from the
 token route is botemu's (``IdentityService.authenticate``), for the scope the SDKs ask for,
 ``https://api.botframework.com/.default`` (or botemu's own connector scope): its audience is
 ``PLATFORM_AUDIENCE``, which botemu's connector accepts beside its own.
@@ -47,7 +48,10 @@ from emulator.jsonutil import JSON
 
 BOTFRAMEWORK_HOST = "login.botframework.com"
 ENTRA_HOST = "login.microsoftonline.com"
-PLATFORM_HOSTS = (BOTFRAMEWORK_HOST, ENTRA_HOST, "login.windows.net", "sts.windows.net")
+TOKEN_SERVICE_HOST = "api.botframework.com"
+"""The user token service's public address (``/api/usertoken``, ``/api/botsignin``)."""
+PLATFORM_HOSTS = (BOTFRAMEWORK_HOST, ENTRA_HOST, "login.windows.net", "sts.windows.net",
+                  TOKEN_SERVICE_HOST)  # fmt: skip
 """The hosts botemu answers for, and nothing else."""
 PLATFORM_AUDIENCE = "https://api.botframework.com"
 """The audience of a token for ``PLATFORM_SCOPE``: the real connector's resource."""
@@ -59,6 +63,8 @@ _compact = partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Recorder = Callable[[web.Request, int, JSON], None]
 """(request, status, what was answered): the exchange, for the transcript."""
+Forward = Callable[[web.Request], Awaitable[web.StreamResponse]]
+"""Answers a request to the token service's public host with botemu's own token service."""
 
 
 def platform_host(request: web.Request) -> str | None:
@@ -139,8 +145,11 @@ class WellKnown:
         return TokenGrant(token, lifetime)
 
 
-def wellknown_app(service: IdentityService, record: Recorder | None = None) -> web.Application:
-    """An app answering the platform's hosts (see the module docstring)."""
+def wellknown_app(
+    service: IdentityService, record: Recorder | None = None, forward: Forward | None = None
+) -> web.Application:
+    """An app answering the platform's hosts (see the module docstring); the token service's
+    host (``/api/...`` on ``api.botframework.com``) is ``forward``'s."""
     known = WellKnown(service)
     app = web.Application(client_max_size=64 * 1024)
 
@@ -159,6 +168,10 @@ def wellknown_app(service: IdentityService, record: Recorder | None = None) -> w
             return answer(request, {"error": "misdirected", "error_description":
                                     f"botemu answers only {', '.join(PLATFORM_HOSTS)}"}, 421)  # fmt: skip
         parts = [p for p in request.path.split("/") if p]
+        if host == TOKEN_SERVICE_HOST:
+            if forward is None or parts[:1] != ["api"]:
+                return _not_found(request, answer)
+            return await forward(request)
         if request.method == hdrs.METH_POST:
             return await _token(request, parts, known, record)
         if request.method != hdrs.METH_GET:

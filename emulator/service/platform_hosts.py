@@ -8,13 +8,14 @@ import errno
 import logging
 from dataclasses import dataclass, field
 
+import aiohttp
 from aiohttp import web
 
 from emulator.config import ServiceConfig
 from emulator.httpio import redact_authorization
 from emulator.identity.platform import PRELOAD, PlatformListener, trust_bundle
 from emulator.identity.routes import IDENTITY
-from emulator.identity.wellknown import PLATFORM_HOSTS, Recorder
+from emulator.identity.wellknown import PLATFORM_HOSTS, Forward, Recorder
 from emulator.jsonutil import JSON, JSONObject
 from emulator.service.state import EMULATOR, Emulator
 from emulator.transcripts.store import TranscriptError
@@ -71,13 +72,47 @@ def platform_document(config: ServiceConfig, port: int) -> JSONObject:
     }
 
 
+FORWARDED = ("Authorization", "Content-Type", "Accept")
+MAX_FORWARD = 256 * 1024
+
+
+def _forwarder(base_url: str) -> Forward:
+    """Requests to the token service's public host, answered by botemu's own token service
+    (its routes, its authentication) at ``base_url``."""
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        body = await request.content.read(MAX_FORWARD + 1)
+        if len(body) > MAX_FORWARD:
+            return web.json_response({"error": {"code": "MessageSizeTooBig",
+                                                "message": "the body is too large"}}, status=413)  # fmt: skip
+        headers = {k: v for k, v in request.headers.items() if k in FORWARDED}
+        timeout = aiohttp.ClientTimeout(total=30)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as http,
+            http.request(
+                request.method,
+                f"{base_url}{request.path_qs}",
+                data=body or None,
+                headers=headers,
+                ssl=False,
+                allow_redirects=False,
+            ) as answer,  # fmt: skip
+        ):
+            data = await answer.read()
+            kind = answer.headers.get("Content-Type", "application/json")
+            return web.Response(status=answer.status, body=data, headers={"Content-Type": kind})
+
+    return forward
+
+
 async def start_platform_hosts(app: web.Application) -> PlatformListener:
     """Start the listener of ``app``'s botemu on ``config.platform_port`` (None: the port after
     botemu's, or any free one when that is taken) and publish it on the Emulator."""
     emulator = app[EMULATOR]
     config = emulator.config
     recorder: Recorder = PlatformRecord(emulator).record
-    listener = PlatformListener(app[IDENTITY], config.certs_dir, record=recorder)
+    listener = PlatformListener(app[IDENTITY], config.certs_dir, record=recorder,
+                                forward=_forwarder(config.base_url))  # fmt: skip
     wanted = config.platform_port
     try:
         port = await listener.start(config.host, config.port + 1 if wanted is None else wanted)
