@@ -273,3 +273,68 @@ async def test_a_socket_that_stops_reading_is_closed_and_the_others_go_on(
     status, _ = await running.call("GET", f"/conversations/{conversation.id}/activities",
                                    started["token"])  # fmt: skip
     assert status == 200
+
+
+async def test_a_user_unknown_at_the_start_joins_with_their_first_activity(
+    running: Running,
+) -> None:
+    """A conversation started with the secret and no user (Botium, the client library): the
+    service tells the bot of the user (a conversationUpdate adding them) before their first
+    activity, so a bot that welcomes on it does (regression: no welcome ever came)."""
+    _, started = await running.call("POST", "/conversations", running.secret)
+    conversation = started["conversationId"]
+    for text in ("first", "second"):
+        await running.call("POST", f"/conversations/{conversation}/activities", running.secret,
+                           {"type": "message", "text": text, "from": {"id": "me"}})  # fmt: skip
+    assert await texts(running, conversation, running.secret, 3) == [
+        WELCOME.replace("Ada", "there"), "echo: first", "echo: second"]  # fmt: skip
+    _, page = await running.call("GET", f"/conversations/{conversation}/activities",
+                                 running.secret)  # fmt: skip
+    joined = [a["membersAdded"] for a in page["activities"] if a["type"] == "conversationUpdate"]
+    assert joined[1:] == [[{"id": "me"}]]  # once, after the bot's own
+
+
+async def test_a_reconnect_streams_from_its_watermark(running: Running) -> None:
+    """``GET /conversations/{id}?watermark=W`` gives a streamUrl whose socket starts after W
+    (regression: the socket sent everything again, and the client library showed it twice)."""
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation, token = started["conversationId"], started["token"]
+    await texts(running, conversation, token, 1)
+    _, page = await running.call("GET", f"/conversations/{conversation}/activities", token)
+    status, again = await running.call(
+        "GET", f"/conversations/{conversation}?watermark={page['watermark']}", token
+    )
+    assert status == 200 and again["streamUrl"].endswith(f"&watermark={page['watermark']}")
+    ws = await running.client.ws_connect(again["streamUrl"].split(str(running.client.port), 1)[1])
+    await running.call("POST", f"/conversations/{conversation}/activities", token,
+                       {"type": "message", "text": "later", "from": USER})  # fmt: skip
+    first = json.loads((await ws.receive(timeout=10)).data)
+    assert [a.get("text") for a in first["activities"]] == ["later"]  # not the welcome again
+    await ws.close()
+
+
+async def test_an_uploads_attachment_descriptions_are_its_files(running: Running) -> None:
+    """The client library sends each file's contentType and name in the activity part (its
+    contentUrl taken out) and the bytes as a file part: the activity has one attachment per
+    file (regression: each file came twice, once without a contentUrl)."""
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = started["conversationId"]
+    card = {"contentType": "application/vnd.microsoft.card.hero", "content": {"title": "kept"}}
+    described = {"type": "message", "from": USER, "text": "two files",
+                 "attachments": [{"contentType": "text/plain", "name": "a.txt"},
+                                 {"contentType": "text/plain", "name": "b.txt"}, card]}  # fmt: skip
+    form = aiohttp.FormData()
+    form.add_field("activity", json.dumps(described),
+                   content_type="application/vnd.microsoft.activity")  # fmt: skip
+    for name in ("a.txt", "b.txt"):
+        form.add_field("file", name.encode(), filename=name, content_type="text/plain")
+    response = await running.client.post(
+        f"{DL}/conversations/{conversation}/upload?userId={USER['id']}", data=form,
+        headers={"Authorization": f"Bearer {started['token']}"})  # fmt: skip
+    assert response.status == 200, await response.text()
+    _, page = await running.call("GET", f"/conversations/{conversation}/activities",
+                                 started["token"])  # fmt: skip
+    sent = next(a for a in page["activities"] if a.get("text") == "two files")
+    assert [(a["contentType"], a.get("name")) for a in sent["attachments"]] == [
+        (card["contentType"], None), ("text/plain", "a.txt"), ("text/plain", "b.txt")]  # fmt: skip
+    assert all("contentUrl" in a for a in sent["attachments"][1:])

@@ -166,7 +166,8 @@ async def _start(request: web.Request) -> web.Response:
 
 async def _reconnect(request: web.Request) -> web.Response:
     conversation_id = request.match_info["conversationId"][:MAX_ID]
-    answer = request.app[DIRECTLINE].reconnect(_grant(request), conversation_id, _base(request))
+    answer = request.app[DIRECTLINE].reconnect(_grant(request), conversation_id, _base(request),
+                                               request.query.get("watermark"))  # fmt: skip
     return web.json_response(answer)
 
 
@@ -221,8 +222,7 @@ async def _upload(request: web.Request) -> web.Response:
     user = request.query.get("userId", "")
     activity.setdefault("type", "message")
     activity.setdefault("from", {"id": user})
-    given = activity.get("attachments")
-    attachments: list[JSON] = list(given) if isinstance(given, list) else []
+    attachments = _kept(activity.get("attachments"))
     for name, content_type, data in files:
         data64 = base64.b64encode(data).decode()
         upload = {"type": content_type, "name": name, "originalBase64": data64}
@@ -237,6 +237,16 @@ async def _upload(request: web.Request) -> web.Response:
     activity_id = await service.post(grant, conversation_id, activity)
     _record(request, conversation_id, f"upload of {len(files)} file(s)", 200)
     return web.json_response({"id": activity_id})
+
+
+def _kept(given: JSON) -> list[JSON]:
+    """The activity part's own attachments: those with a ``contentUrl`` or ``content`` (a
+    card). One with neither describes a file part (the client library sends each file's
+    ``contentType`` and ``name`` so, its ``contentUrl`` taken out): the file stands for it."""
+    if not isinstance(given, list):
+        return []
+    return [a for a in given
+            if not isinstance(a, dict) or "contentUrl" in a or "content" in a]  # fmt: skip
 
 
 async def _parts(

@@ -79,6 +79,8 @@ class Conversation:
     channel_id: str
     user: JSONObject | None
     started: bool = False
+    announced: set[str] = field(default_factory=set)
+    """The users the bot has been told of (a conversationUpdate adding each)."""
     log: deque[tuple[int, JSONObject, bool]] = field(default_factory=deque)
     """(watermark, activity, stream only) of every activity, oldest first, bounded."""
     next: int = 0
@@ -184,16 +186,24 @@ class DirectLine:
             await self._begin(conversation)
         return status, self._session(grant, conversation, base)
 
-    def reconnect(self, grant: Grant, conversation_id: str, base: str) -> JSONObject:
-        """``GET /conversations/{id}``: a new ``streamUrl`` (and token) for the conversation."""
-        return self._session(grant, self.conversation(grant, conversation_id), base)
+    def reconnect(
+        self, grant: Grant, conversation_id: str, base: str, watermark: str | None = None
+    ) -> JSONObject:
+        """``GET /conversations/{id}?watermark=``: a new ``streamUrl`` (and token) for the
+        conversation, whose socket starts after ``watermark`` (from the start without one)."""
+        conversation = self.conversation(grant, conversation_id)
+        return self._session(grant, conversation, base, _watermark(watermark))
 
-    def _session(self, grant: Grant, conversation: Conversation, base: str) -> JSONObject:
+    def _session(
+        self, grant: Grant, conversation: Conversation, base: str, watermark: int = 0
+    ) -> JSONObject:
         user = _id(conversation.user) if grant.kind == "secret" else grant.user
         token, lifetime = self.grants.token(conversation.bot, conversation.id, user,
                                             grant.origins)  # fmt: skip
         stream, _ = self.grants.token(conversation.bot, conversation.id, user, kind="stream")
         url = f"{base}/conversations/{conversation.id}/stream?t={stream}"
+        if watermark:
+            url += f"&watermark={watermark}"
         url = url.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
         return {"conversationId": conversation.id, "token": token, "expires_in": lifetime,
                 "streamUrl": url}  # fmt: skip
@@ -219,8 +229,17 @@ class DirectLine:
         added: list[JSON] = [{"id": bot.app_id, "name": bot.name or "bot"}]
         if conversation.user is not None:
             added.append(dict(conversation.user))
+            conversation.announced.add(str(conversation.user["id"]))
         update: JSONObject = {"type": "conversationUpdate", "membersAdded": added}
         await self._send(conversation, update, conversation.user, quiet=True)
+
+    async def _announce(self, conversation: Conversation, user: JSONObject) -> None:
+        """A user the bot has not been told of joins before their first activity, as the
+        service does when a conversation was started with no user (a secret, a token without
+        one): a conversationUpdate adding them."""
+        conversation.announced.add(str(user["id"]))
+        update: JSONObject = {"type": "conversationUpdate", "membersAdded": [dict(user)]}
+        await self._send(conversation, update, user, quiet=True)
 
     # --- activities ------------------------------------------------------------------------
 
@@ -244,6 +263,8 @@ class DirectLine:
             conversation.started = True
             conversation.user = conversation.user or {"id": sender["id"]}
             await self._begin(conversation)
+        if sender["id"] not in conversation.announced:
+            await self._announce(conversation, {"id": sender["id"], **_named(sender)})
         return await self._send(conversation, activity, dict(sender))
 
     async def _send(
@@ -346,6 +367,11 @@ def _user(value: JSON) -> JSONObject | None:
     if isinstance(name, str):
         out["name"] = name[:256]
     return out
+
+
+def _named(account: JSONObject) -> JSONObject:
+    name = account.get("name")
+    return {"name": name[:256]} if isinstance(name, str) else {}
 
 
 def _id(user: JSONObject | None) -> str | None:
