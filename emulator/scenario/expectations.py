@@ -15,6 +15,7 @@ outcomes       the ConversationResults posted (``http.request`` bodies, or the m
                ``parts.conversationResult``), once per message id
 recording      the ``platform`` event with ``recording: true``
 replies        the bot's accepted ``POST /v3/conversations/{id}/activities[/{id}]`` requests
+               (all of them, in order, for a replayed recording: ``expect_in_order.py``)
 latency        ``http.response`` ``latency_ms`` (the bot's answers), p95 by nearest rank
 findings       ``finding`` events (of a probe: one per case of the probe)
 =============  ==================================================================================
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 
 from emulator.findings import Finding
 from emulator.scenario.expect_call import judge_call, judge_recording
+from emulator.scenario.expect_in_order import judge_in_order
 from emulator.scenario.expect_prompts import judge_choices, judge_outcome, judge_prompts
 from emulator.scenario.expect_replies import judge_reply
 from emulator.scenario.expect_run import DUPLICATE_RULE, judge_findings, judge_latency
@@ -48,6 +50,7 @@ from emulator.scenario.model import (
     OutcomeExpect,
     PromptExpect,
     RecordingExpect,
+    RepliesInOrder,
     ReplyExpect,
     Scenario,
 )
@@ -116,6 +119,8 @@ def _judge(judge: Judge, e: Expectation) -> list[Finding]:
         return judge.only_calls(e.line, EXP_RECORDING, "a recording") or judge_recording(judge, e)
     if isinstance(e, ReplyExpect):
         return judge_reply(judge, e)
+    if isinstance(e, RepliesInOrder):
+        return judge_in_order(judge, e)
     if isinstance(e, LatencyExpect):
         return judge_latency(judge, e)
     return judge_findings(judge, e)

@@ -40,7 +40,14 @@ from emulator.scenario.includes import (
     FileSet,
     Site,
 )
+from emulator.scenario.chatdown import parse_chat
 from emulator.scenario.model import Scenario
+from emulator.scenario.replay_files import (
+    REPLAY_SUFFIXES,
+    ReplayError,
+    read_recording,
+    recording_scenario,
+)
 from emulator.scenario.sources import (
     SCHEMA_PATH,
     Issue,
@@ -52,6 +59,7 @@ from emulator.scenario.sources import (
     validate,
     validator,
 )
+from emulator.scenario.transcript_file import parse_transcript
 from emulator.scenario.variables import TooLarge, references, substitute
 from emulator.scenario.yamldoc import MAX_BYTES, DataPath, Problem, YamlError, printable, read_file
 
@@ -62,6 +70,7 @@ __all__ = [
     "MAX_INCLUDE_DEPTH",
     "MAX_MESSAGE",
     "MAX_STEPS",
+    "REPLAY_SUFFIXES",
     "SCHEMA_PATH",
     "SUFFIXES",
     "Scenario",
@@ -124,6 +133,8 @@ def load_scenarios(path: Path | str) -> list[Scenario]:
     matrix). Raises ``ScenarioError`` (``ScenarioFileError`` when the file cannot be read)."""
     path = Path(path)
     label = str(path)
+    if path.suffix in REPLAY_SUFFIXES:
+        return [_recording(path, label)]
     try:
         text = read_file(path)
     except YamlError as e:
@@ -151,17 +162,32 @@ def load_scenario_text(text: str, name: str = "<string>", base: Path | None = No
 
 def discover(paths: Sequence[Path]) -> list[Path]:
     """The scenario files at ``paths``, in order: a file as given; a directory as every
-    ``*.yaml`` and ``*.yml`` under it, sorted, except files whose name starts with ``_`` (files
-    that scenarios include). Each file once."""
+    ``*.yaml``, ``*.yml``, ``*.transcript`` and ``*.chat`` under it, sorted, except files whose
+    name starts with ``_`` (files that scenarios include). Each file once."""
     found: dict[Path, None] = {}
+    kinds = (*SUFFIXES, *REPLAY_SUFFIXES)
     for path in paths:
         if path.is_dir():
             for file in sorted(path.rglob("*")):
-                if file.suffix in SUFFIXES and not file.name.startswith("_") and file.is_file():
+                if file.suffix in kinds and not file.name.startswith("_") and file.is_file():
                     found.setdefault(file)
         else:
             found.setdefault(path)
     return list(found)
+
+
+def _recording(path: Path, label: str) -> Scenario:
+    """The conversation scenario of a ``.transcript`` or ``.chat`` file (``replay_files.py``)."""
+    try:
+        text = read_recording(path)
+        if path.suffix == ".chat":
+            activities, channel = parse_chat(text)
+        else:
+            activities, channel = parse_transcript(text)
+        return recording_scenario(path, activities, channel, path.suffix.lstrip("."))
+    except ReplayError as e:
+        error = ScenarioFileError if e.unreadable else ScenarioError
+        raise error(label, e.line, e.column, e.message) from None
 
 
 def _single(scenarios: list[Scenario], label: str) -> Scenario:

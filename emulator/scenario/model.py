@@ -136,6 +136,39 @@ class ReplyExpect:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpectedReply:
+    """A bot activity of a replayed recording (a ``.transcript`` or ``.chat`` file), as it is
+    compared: its ids, timestamps, service URL, conversation, channel, sender and recipient are
+    masked, and only these fields count."""
+
+    type: str
+    text: str | None = None
+    attachments: tuple[str, ...] = ()
+    """The content type of each attachment, in order."""
+    layout: str | None = None
+    """``attachmentLayout``, compared only when the recording gives one."""
+    suggested_actions: tuple[str, ...] = ()
+    """The title (or, without one, the value) of each suggested action, in order."""
+    name: str | None = None
+    """An event's or invoke's name, compared only when the recording gives one."""
+    activity: int = 0
+    """Its index among the recording's activities, from 0."""
+    after: str | None = None
+    """The user activity it answers, in a few words (None: the conversation's opening)."""
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepliesInOrder:
+    """Exactly these replies, in this order (a replayed recording): every activity the bot sent,
+    except those of ``ignored`` types, against the one at the same place."""
+
+    replies: tuple[ExpectedReply, ...]
+    ignored: tuple[str, ...] = ("typing", "trace")
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LatencyExpect:
     """The bot's answers, p95 over the run, are at most this many milliseconds."""
 
@@ -160,6 +193,7 @@ Expectation = (
     | OutcomeExpect
     | RecordingExpect
     | ReplyExpect
+    | RepliesInOrder
     | LatencyExpect
     | FindingsExpect
 )
