@@ -39,6 +39,9 @@ class AnonymousBots:
 
     is_anonymous: Callable[[str], bool] = field(default=lambda _app_id: False)
     only: Callable[[], str | None] = field(default=lambda: None)
+    any: Callable[[], bool] = field(default=lambda: False)
+    """Whether any anonymous bot is registered (the token service, whose calls name no
+    conversation, takes a request with no token from one)."""
 
 
 CONNECTOR = web.AppKey("connector", ConnectorState)

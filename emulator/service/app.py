@@ -21,9 +21,9 @@ from emulator.logview import setup_logview
 from emulator.pki_routes import pki_routes
 from emulator.service.control import control_routes
 from emulator.service.directline import setup_directline
-from emulator.service.signin import setup_signin
 from emulator.service.livechat import setup_livechat
 from emulator.service.livephone import setup_livephone
+from emulator.service.signin import setup_signin
 from emulator.service.state import EMULATOR, Emulator
 from emulator.transcripts.store import TranscriptStore
 
@@ -50,7 +50,9 @@ def make_app(
     app.add_routes(identity_routes(identity))
     emulator = app[EMULATOR]  # the configuration may gain anonymous bots as it runs
     anonymous = AnonymousBots(
-        lambda app_id: emulator.config.anonymous(app_id), lambda: emulator.config.only_anonymous()
+        lambda app_id: emulator.config.anonymous(app_id),
+        lambda: emulator.config.only_anonymous(),
+        lambda: any(b.anonymous for b in emulator.config.bots),
     )
     setup_connector(app, connector, verifier, store=store, anonymous=anonymous)
     app.add_routes(control_routes())

@@ -56,6 +56,7 @@ from emulator.jsonutil import JSON, JSONObject
 from emulator.logview.bootstrap import bootstrap_middleware
 from emulator.service.livechat_skill import Declared, Given, SkillManifest, picked
 from emulator.service.livesocket import MAX_FRAME, PROTOCOL, LiveSocket, Sent
+from emulator.service.signin import sign_in_link
 from emulator.service.state import CONTROL, EMULATOR, USER, Emulator
 from emulator.transcripts.store import TranscriptError
 
@@ -179,8 +180,8 @@ class LiveChat:
             session.refuse(None, "ref is a number or a string of at most 64 characters")
             return
         op = frame.get("op")
-        if op not in ("start", "send", "bots", "manifest"):
-            session.refuse(ref, f"op is start, send, bots or manifest, not {str(op)[:40]!r}")
+        if op not in ("start", "send", "bots", "manifest", "signin"):
+            session.refuse(ref, f"op is start, send, bots, manifest or signin, not {str(op)[:40]!r}")
             return
         try:
             session.inbox.put_nowait(frame)
@@ -199,6 +200,8 @@ class LiveChat:
                     await self.start(session, ref, frame.get("app_id"), frame.get("channel"))
                 elif frame["op"] == "manifest":
                     self.manifest(session, ref, frame)
+                elif frame["op"] == "signin":
+                    self.sign_in_link(session, ref, frame.get("connection"))
                 else:
                     await self.send(session, ref, frame.get("activity"))
             except Refused as e:
@@ -262,6 +265,14 @@ class LiveChat:
                                 "the invoke response body")  # fmt: skip
             message["findings"] = self._note(session.conversation_id, found)
         session.push(message)
+
+    def sign_in_link(self, session: Session, ref: JSON, connection: JSON) -> None:
+        """The sign-in page's link for a card with none: the channel makes the card's state
+        for this conversation, as a channel fetches the link itself (docs/oauth.md)."""
+        if session.conversation_id is None or not isinstance(connection, str) or not connection:
+            raise Refused("a sign-in needs a conversation and the card's connectionName")
+        link = sign_in_link(self.emulator, session.conversation_id, connection[:200])
+        session.push({"op": "signin", "ref": ref, "link": link})
 
     def manifest(self, session: Session, ref: JSON, frame: JSONObject) -> None:
         """Load (or, with no text, forget) the page's skill manifest: this page's only."""

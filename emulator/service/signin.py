@@ -115,6 +115,14 @@ def _state_of(emulator: Emulator, conversation_id: str, card: JSONObject) -> Sig
     return read_state(raw)
 
 
+def sign_in_link(emulator: Emulator, conversation_id: str, connection: str) -> str:
+    """The sign-in page's link for ``connection`` in the conversation."""
+    state = _state_of(emulator, conversation_id, {"connectionName": connection})
+    assert state is not None
+    base = emulator.config.base_url
+    return f"{base}/_signin?state={state.raw}"
+
+
 async def _sign_in(
     service: TokenService,
     emulator: Emulator,

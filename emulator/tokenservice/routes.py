@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from emulator.connector.errors import ConnectorError
-from emulator.connector.handling import caller
+from emulator.connector.handling import ANONYMOUS, caller
 from emulator.jsonutil import JSON, JSONObject
 from emulator.tokenservice.model import SignInState, read_state
 from emulator.tokenservice.service import TokenService, TokenServiceError, token_response
@@ -64,7 +64,7 @@ async def _api(request: web.Request) -> web.StreamResponse:
     operation = request.match_info["operation"].lower()
     status, body = 200, None
     try:
-        caller(request)  # the bot's token, or an anonymous bot's request
+        _authenticate(request)
         body = await _operation(request, service, group, operation)
         if body is None and request.method == "GET" and operation == "gettoken":
             status = 404
@@ -76,6 +76,15 @@ async def _api(request: web.Request) -> web.StreamResponse:
     if status == 404 and body is None:
         return web.Response(status=404)
     return web.json_response(body, status=status)
+
+
+def _authenticate(request: web.Request) -> None:
+    """The bot's token, as the connector checks it; with none, a request of an anonymous bot
+    (any of them: a token service call names no conversation)."""
+    anonymous = request.app.get(ANONYMOUS)
+    if "Authorization" not in request.headers and anonymous is not None and anonymous.any():
+        return
+    caller(request)
 
 
 async def _operation(

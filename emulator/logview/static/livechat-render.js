@@ -62,8 +62,33 @@ function attachment(x, onAction) {
       images.map((img) => (safeImage(img?.url) ? h('img', { src: safeImage(img.url), alt: text(img.alt) || 'card image' }) : null)),
       actions(c.buttons, onAction));
   }
+  if (/card\.(oauth|signin)$/.test(type) && x.content && typeof x.content === 'object') {
+    return signInCard(x.content, onAction);
+  }
   const url = x.contentUrl ?? null;
   return h('li', {}, url ? link(url, `${name || 'file'} (${type})`) : `${type}${name ? `: ${name}` : ''}`);
+}
+
+/** An OAuth or sign-in card: its text and a sign-in button. A button with a link opens it
+ * (botemu's sign-in page); one without (outside Teams a card may carry none) asks botemu for
+ * the link of the card's connection, as a channel fetches it itself (docs/oauth.md). */
+function signInCard(c, onAction) {
+  const buttons = Array.isArray(c.buttons) ? c.buttons : [];
+  const first = buttons[0] ?? {};
+  const title = text(first.title) || 'Sign in';
+  const href = safeLink(first.value);
+  const button = href
+    ? h('a', { href, target: '_blank', rel: 'noopener', class: 'signin-link' }, title)
+    : h('button', {
+      type: 'button',
+      class: 'action signin-link',
+      'aria-label': `${title} (sign in)`,
+      onclick: (event) => {
+        event.stopPropagation();
+        onAction({ type: 'signin', connectionName: text(c.connectionName) });
+      },
+    }, title);
+  return h('li', { class: 'card signin-card' }, c.text ? h('div', {}, text(c.text)) : null, button);
 }
 
 /** Buttons for suggested actions or card buttons: each sends its value (openUrl is a link). */

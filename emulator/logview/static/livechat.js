@@ -103,6 +103,9 @@ export class LiveChatPage {
       case 'refused':
         this.refused(frame);
         break;
+      case 'signin':
+        if (typeof frame.link === 'string' && frame.link.startsWith(location.origin + '/_signin?')) window.open(frame.link, '_blank', 'noopener');
+        break;
       case 'manifest':
         this.pending.delete(frame.ref);
         this.menu.setManifest(frame);
@@ -190,6 +193,10 @@ export class LiveChatPage {
   /** A suggested action or card button: imBack/postBack send their value as text. */
   act(action) {
     const value = action?.value;
+    if (action?.type === 'signin') {
+      this.socket?.send({ op: 'signin', connection: action.connectionName ?? '' });
+      return;
+    }
     if (action?.type === 'messageBack') {
       this.send({ type: 'message', text: String(action.text ?? action.displayText ?? ''), ...(value === undefined ? {} : { value }) });
     } else {
