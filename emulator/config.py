@@ -142,6 +142,17 @@ class BotRegistration:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    """An OAuth connection of the user token service, as configured (docs/oauth.md): its name,
+    scopes, token lifetime (seconds) and test users (id, display name; none: the default ones)."""
+
+    name: str
+    scopes: tuple[str, ...] = ("User.Read",)
+    lifetime: int = 3600
+    users: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     """How one running botemu is set up (``botemu serve``).
 
@@ -165,6 +176,9 @@ class ServiceConfig:
     real_issuers: bool = False
     """Tokens and metadata carry the real platform's issuer strings (``REAL_ISSUERS``), signed
     with botemu's keys (``botemu serve --real-issuers``); overrides still win."""
+    oauth_connections: tuple[OAuthSettings, ...] = ()
+    """The user token service's OAuth connections (``--oauth-connection``, the file's
+    ``oauth_connections``); a name not listed is made on first use with the default users."""
     platform_port: int | None = None
     """The port of the listener that answers for the platform's well-known hosts
     (``emulator/identity/platform.py``): None, the port after ``port`` (any free one when that

@@ -12,6 +12,7 @@ from emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     BotRegistration,
+    OAuthSettings,
     Profile,
     ServiceConfig,
     anonymous_app_id,
@@ -45,6 +46,10 @@ def service_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
                         help="publish the signing keys endorsed for these channel ids only "
                         "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
+    parser.add_argument("--oauth-connection", action="append", default=None, metavar="NAME",
+                        help="an OAuth connection of the user token service, with the default "
+                        "test users (repeatable; the file's oauth_connections say more; "
+                        "docs/oauth.md)")  # fmt: skip
     parser.add_argument("--platform-port", type=int, default=None, metavar="N",
                         help="the port of the listener that answers for the platform's identity "
                         "hosts (default: the port after --port; 0: any free port; -1: none); "
@@ -93,10 +98,41 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
                 getattr(args, "endorse", None) or data.get("endorsements") or []
             ),
             allow_hosts=_hosts(getattr(args, "allow_host", None), data),
+            oauth_connections=_oauth(getattr(args, "oauth_connection", None), data),
             platform_port=_platform_port(getattr(args, "platform_port", None), data),
         )
     except (ValueError, TypeError) as e:
         raise BotemuError(f"bad configuration: {e}") from e
+
+
+def _oauth(option: list[str] | None, data: dict[str, Any]) -> tuple[OAuthSettings, ...]:
+    """``--oauth-connection NAME`` and the file's ``oauth_connections``: a list of names or of
+    mappings ``{name, scopes, lifetime, users: [{id, name}]}``."""
+    listed = data.get("oauth_connections") or []
+    if not isinstance(listed, list) or len(listed) > 32:
+        raise ValueError("oauth_connections is a list of at most 32 connections")
+    found: dict[str, OAuthSettings] = {}
+    for i, item in enumerate([*listed, *(option or [])]):
+        item = {"name": item} if isinstance(item, str) else item
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise ValueError(f"oauth_connections[{i}] is a name or a mapping with a name")
+        unknown = set(item) - {"name", "scopes", "lifetime", "users"}
+        if unknown:
+            raise ValueError(f"oauth_connections[{i}]: unknown key {sorted(unknown)[0]!r}")
+        scopes = item.get("scopes", ["User.Read"])
+        lifetime = item.get("lifetime", 3600)
+        users = item.get("users", [])
+        if not (isinstance(scopes, list) and all(isinstance(x, str) for x in scopes)):
+            raise ValueError(f"oauth_connections[{i}].scopes is a list of strings")
+        if not isinstance(lifetime, int) or isinstance(lifetime, bool) or not 1 <= lifetime <= 86400:
+            raise ValueError(f"oauth_connections[{i}].lifetime is seconds, 1 to 86400")
+        if not isinstance(users, list) or not all(
+            isinstance(u, dict) and isinstance(u.get("id"), str) for u in users
+        ):
+            raise ValueError(f"oauth_connections[{i}].users is a list of {{id, name}}")
+        pairs = tuple((str(u["id"]), str(u.get("name") or u["id"])) for u in users[:100])
+        found[item["name"]] = OAuthSettings(item["name"][:100], tuple(scopes[:50]), lifetime, pairs)
+    return tuple(found.values())
 
 
 def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
@@ -158,7 +194,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BotemuError(f"{path}: expected a mapping of settings")
     known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
-             "endorsements", "allow_hosts", "platform_port"}  # fmt: skip
+             "endorsements", "allow_hosts", "platform_port", "oauth_connections"}  # fmt: skip
     unknown = sorted(set(data) - known)
     if unknown:
         raise BotemuError(

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
 
+from emulator.config import OAuthSettings
 from emulator.connector.sender import TokenKind
 from emulator.jsonutil import JSON, JSONObject
 from emulator.service.state import EMULATOR, USER, Emulator
@@ -21,19 +22,23 @@ from emulator.tokenservice import (
     RECORD,
     TOKENSERVICE,
     Completion,
+    OAuthConnection,
     SignInState,
     TokenService,
     default_connections,
+    made_up_user,
     read_state,
+    test_users,
     tokenservice_routes,
 )
 
 log = logging.getLogger(__name__)
 
 
-def setup_signin(app: web.Application, connections: tuple[str, ...] = ()) -> TokenService:
+def setup_signin(app: web.Application) -> TokenService:
+    """Mount the token service on ``app`` with the configured OAuth connections."""
     emulator = app[EMULATOR]
-    service = TokenService(emulator.identity.keys, default_connections(connections),
+    service = TokenService(emulator.identity.keys, _connections(emulator.config.oauth_connections),
                            emulator.config.base_url, clock=emulator.clock)  # fmt: skip
     app[TOKENSERVICE] = service
 
@@ -71,6 +76,19 @@ def setup_signin(app: web.Application, connections: tuple[str, ...] = ()) -> Tok
 
     emulator.connector.add_listener(heard, wants=lambda cid: cid in emulator.sign_in_as)
     return service
+
+
+def _connections(configured: tuple[OAuthSettings, ...]) -> dict[str, OAuthConnection]:
+    """The configured connections (with their users, or the default ones), or the default
+    connection when none is configured."""
+    if not configured:
+        return default_connections()
+    defaults = test_users()
+    found: dict[str, OAuthConnection] = {}
+    for c in configured:
+        users = tuple(made_up_user(user_id, name) for user_id, name in c.users) or defaults
+        found[c.name] = OAuthConnection(c.name, c.scopes, c.lifetime, users)
+    return found
 
 
 CARDS = ("application/vnd.microsoft.card.oauth", "application/vnd.microsoft.card.signin")

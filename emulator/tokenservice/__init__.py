@@ -15,6 +15,7 @@ from emulator.tokenservice.model import (
     OAuthConnection,
     SignInState,
     TestUser,
+    made_up_user,
     read_state,
     test_users,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "TokenService",
     "TokenServiceError",
     "default_connections",
+    "made_up_user",
     "read_state",
     "test_users",
     "tokenservice_routes",

@@ -71,9 +71,10 @@ def test_users(seed: int = 7, count: int = 3) -> tuple[TestUser, ...]:
     return tuple(users)
 
 
-def made_up_user(user_id: str) -> TestUser:
-    """A test user of that id, made on the fly (``--sign-in-as`` a user no connection has)."""
-    return TestUser(user_id, user_id, f"{user_id}@botemu.test",
+def made_up_user(user_id: str, name: str | None = None) -> TestUser:
+    """A test user of that id (its name the id unless given): a configured one, or one made
+    on the fly (``--sign-in-as`` a user no connection has)."""
+    return TestUser(user_id, name or user_id, f"{user_id}@botemu.test",
                     str(uuid.uuid5(uuid.NAMESPACE_URL, f"botemu:{user_id}")))  # fmt: skip
 
 

@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
+from emulator.cli.options import service_config
+from emulator.config import BotRegistration, OAuthSettings, ServiceConfig, anonymous_app_id
 from emulator.connector.sender import TokenKind
 from emulator.service import EMULATOR, make_app
 from emulator.tokenservice import TOKENSERVICE, read_state
@@ -63,10 +64,13 @@ class Running:
         raise AssertionError("no OAuth card")
 
 
-async def running_with(tmp_path: Path, **bot: Any) -> AsyncIterator[Running]:
+async def running_with(
+    tmp_path: Path, connections: tuple[OAuthSettings, ...] = (), **bot: Any
+) -> AsyncIterator[Running]:
     port, bot_port = free_port(), free_port()
     config = ServiceConfig(port=port, certs_dir=tmp_path / "certs", bots=(
-        BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True),))  # fmt: skip
+        BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True),),
+        oauth_connections=connections)  # fmt: skip
     store = TranscriptStore(tmp_path / "t.db")
     app = make_app(config, store)
     client = TestClient(TestServer(app, host="127.0.0.1", port=port))
@@ -199,3 +203,33 @@ async def test_single_sign_on_exchanges_a_token_botemu_signed_and_refuses_others
     refused = await running.client.post("/api/usertoken/exchange", params=query,
                                         json={"uri": connection.exchange_uri, "token": "x.y.z"})  # fmt: skip
     assert refused.status == 400
+
+
+async def test_a_configured_connection_has_its_users_scopes_and_lifetime(tmp_path: Path) -> None:
+    graph = OAuthSettings(CONNECTION, ("Mail.Read",), 60, (("ada", "Ada Lovelace"),))
+    async for r in running_with(tmp_path, (graph,)):
+        conversation = await r.say("login", sign_in_as="ada")
+        await r.until(conversation, "signed in as Ada Lovelace")
+        connection = r.app[TOKENSERVICE].connection(CONNECTION)
+        issued = r.app[TOKENSERVICE].tokens.current("user-1", CONNECTION, "webchat")
+        assert issued is not None and connection.scopes == ("Mail.Read",)
+        assert 0 < issued.expires - r.app[TOKENSERVICE].clock() <= 60
+
+
+def test_connections_from_the_command_line_and_the_file(tmp_path: Path) -> None:
+    import argparse
+
+    from emulator.cli.options import service_options
+
+    parser = argparse.ArgumentParser()
+    service_options(parser)
+    config_file = tmp_path / "botemu.yaml"
+    config_file.write_text("oauth_connections:\n  - name: graph\n    scopes: [Mail.Read]\n"
+                           "    users: [{id: ada, name: Ada}]\n  - github\n")  # fmt: skip
+    args = parser.parse_args(["--config", str(config_file), "--oauth-connection", "jira"])
+    found = service_config(args).oauth_connections
+    assert [c.name for c in found] == ["graph", "github", "jira"]
+    assert found[0].scopes == ("Mail.Read",) and found[0].users == (("ada", "Ada"),)
+    config_file.write_text("oauth_connections:\n  - {name: x, lifetime: -1}\n")
+    with pytest.raises(Exception, match="lifetime is seconds"):
+        service_config(parser.parse_args(["--config", str(config_file)]))
