@@ -60,10 +60,11 @@ def fail(command: str, message: str) -> None:
 
 
 def emulator_url(text: str) -> str:
-    """An ``--emulator`` URL, checked (http, a host, a numeric port), without its last slash."""
+    """An ``--emulator`` URL, checked (http or https, a host, a numeric port), without its last
+    slash. An https botemu is trusted as ``emulator.client.control_ssl`` says (certs/ca.pem)."""
     parts = urlsplit(text)
-    if parts.scheme != "http" or not parts.hostname:
-        raise BotemuError(f"--emulator {text!r} must be an http URL with a host")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BotemuError(f"--emulator {text!r} must be an http(s) URL with a host")
     try:
         parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError:

@@ -91,7 +91,7 @@ from emulator.conformance.tokens import (
     UNENDORSED_CHANNEL,
     TokenFactory,
 )
-from emulator.findings import Finding
+from emulator.findings import Finding, Severity
 from emulator.jsonutil import JSONObject, dumps
 
 __all__ = [
@@ -116,6 +116,7 @@ __all__ = [
     "ProbeError",
     "Stage",
     "TokenFactory",
+    "anonymous_finding",
     "bearer",
     "check_url",
     "judge",
@@ -141,8 +142,13 @@ async def probe_auth(
     timeout: float = 10.0,
     on_finding: Callable[[Finding], None] | None = None,
     stage: Stage | None = None,
+    anonymous: bool = False,
 ) -> list[Finding]:
     """Run every case against ``bot_url`` and return one finding per case, in order.
+
+    ``anonymous``: botemu knows the bot as anonymous (registered without an app id). Such a bot
+    is first sent the ``no-header`` case alone; when it accepts it (2xx), the probe ends with one
+    ``AUTH-ANONYMOUS`` warning (``anonymous_finding``) instead of one error per case.
 
     The bot's app id and the ``serviceUrl`` come from ``factory``; ``timeout`` bounds each case;
     ``on_finding`` sees each finding as soon as it is judged; ``stage`` sees each activity before
@@ -172,7 +178,29 @@ async def probe_auth(
     def skip(case: Case) -> str | None:
         return None if case.skip is None else case.skip(factory)
 
+    if anonymous:
+        found = await _anonymous(bot_url, attempt)
+        if found is not None:
+            if on_finding is not None:
+                on_finding(found)
+            return [found]
     return await run_cases(bot_url, CASES, attempt, control, on_finding=on_finding, skip=skip)
+
+
+async def _anonymous(bot_url: str, attempt: Attempter) -> Finding | None:
+    """The ``AUTH-ANONYMOUS`` finding when the bot accepts a call without a token, else None."""
+    case = next(c for c in CASES if c.name == "no-header")
+    got = await attempt(case)
+    if got.unreachable:
+        raise ProbeError(bot_url, f"cannot connect: {got.detail}")
+    return anonymous_finding(got.detail) if got.accepted else None
+
+
+def anonymous_finding(detail: str) -> Finding:
+    """The one finding of a bot that runs anonymously (it accepted a call without a token)."""
+    return Finding("AUTH-ANONYMOUS", Severity.WARNING, "no-header",
+                   f"runs anonymously (a call without an Authorization header: {detail}): fine "
+                   "for local work, never in production")  # fmt: skip
 
 
 def _channel(factory: TokenFactory) -> str:

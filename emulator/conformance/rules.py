@@ -16,6 +16,10 @@ _r("AUTH-VALID-ACCEPTED", Severity.ERROR, f"{_C} 4",
    "other connector cases prove nothing).")  # fmt: skip
 _r("AUTH-NO-HEADER", Severity.ERROR, f"{_C} 4.1, 5",
    "The bot refuses a call without an Authorization header with 403.")  # fmt: skip
+_r("AUTH-ANONYMOUS", Severity.WARNING, f"{_C} 4.1; docs/sdk.md (anonymous bots)",
+   "A bot registered without an app id that accepts a call without an Authorization header runs "
+   "anonymously: fine for local work, never in production. The probe reports this one warning "
+   "instead of running the token cases, which prove nothing against such a bot.")  # fmt: skip
 _r("AUTH-SCHEME", Severity.ERROR, f"{_C} 4.1, 5",
    "The bot refuses a token sent with a scheme other than Bearer with 403.")  # fmt: skip
 _r("AUTH-MALFORMED", Severity.ERROR, f"{_C} 4.2, 5",
@@ -211,4 +215,3 @@ _rt(
     "The bot refuses a client certificate that the platform CA's CRL lists as revoked (right "
     "name, good dates).",
 )
-

@@ -32,6 +32,7 @@ from types import TracebackType
 
 import aiohttp
 
+from emulator.client import control_ssl
 from emulator.errors import BotemuError
 from emulator.runner.calls import platform_faults, run_call
 from emulator.runner.chat import activity_of
@@ -79,7 +80,10 @@ class Runner(RunContext):
     concurrently (``-j N``): every call and conversation has its own ids."""
 
     async def __aenter__(self) -> Runner:
-        self.http = aiohttp.ClientSession()
+        emulator = self.target.emulator
+        # an https botemu: trusted as the commands trust it (certs/ca.pem here, SSL_CERT_FILE)
+        trust = control_ssl(emulator) if emulator else True
+        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=trust))
         if self.target.messaging_bot and self.target.emulator is None:
             try:
                 await self.local_emulator()

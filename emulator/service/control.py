@@ -365,7 +365,7 @@ async def _probe_messaging(
                            emulator.config.profile, bot.app_id, clock=emulator.clock)  # fmt: skip
     try:
         findings = await probe_auth(url, factory, http=emulator.sender.http, timeout=timeout,
-                                    on_finding=note, stage=stage)  # fmt: skip
+                                    on_finding=note, stage=stage, anonymous=bot.anonymous)  # fmt: skip
     except ProbeError as e:
         raise web.HTTPBadGateway(text=str(e)) from None
     return web.json_response({
