@@ -512,3 +512,17 @@ def run_scenario(
          "--certs", str(emulator.state / "certs")],
         capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False,
     )  # fmt: skip
+
+
+def probe_auth(emulator: Botemu, bot: Bot) -> tuple[int, dict[str, Any]]:
+    """``botemu probe auth --json`` of ``bot`` through the running ``emulator`` (from its state
+    directory: its CA and control secret); (exit code, the report)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "probe", "auth", "--bot", bot.url,
+         "--emulator", emulator.url, "--json"],
+        capture_output=True, text=True, timeout=120, cwd=emulator.state,
+        env=loopback_env(os.environ) | {"PYTHONPATH": str(ROOT)}, check=False,
+    )  # fmt: skip
+    report: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {}
+    assert report, done.stderr
+    return done.returncode, report

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sdk.agents_js.agents import GREETING, SCENARIO, Pair
-from tests.sdk.harness import botemu_env, chat, run_scenario
+from tests.sdk.harness import botemu_env, chat, probe_auth, run_scenario
 
 pytestmark = pytest.mark.slow
 
@@ -52,3 +52,11 @@ def test_the_agent_echoes_through_the_control_api_and_replies_through_the_connec
 def test_botemu_test_runs_the_quickstart_scenario(anonymous_agent: Pair) -> None:
     done = run_scenario(*anonymous_agent, SCENARIO)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_probe_auth_says_the_agent_runs_anonymously_and_passes(anonymous_agent: Pair) -> None:
+    code, report = probe_auth(*anonymous_agent)
+    assert code == 0, report
+    assert [(f["rule"], f["severity"]) for f in report["findings"]] == [
+        ("AUTH-ANONYMOUS", "warning")
+    ]

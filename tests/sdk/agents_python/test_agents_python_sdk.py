@@ -26,7 +26,14 @@ from tests.sdk.agents_python.agents import (
     agent_argv,
     agent_env,
 )
-from tests.sdk.harness import Process, botemu_env, chat, loopback_opener, run_scenario
+from tests.sdk.harness import (
+    Process,
+    botemu_env,
+    chat,
+    loopback_opener,
+    probe_auth,
+    run_scenario,
+)
 from tests.support import free_port
 
 pytestmark = pytest.mark.slow
@@ -111,3 +118,11 @@ def test_with_the_anonymous_setting_false_a_request_without_a_token_is_refused(
         assert json.loads(refused.value.read()) == {"error": "Authorization header not found"}
     finally:
         process.stop()
+
+
+def test_probe_auth_says_the_agent_runs_anonymously_and_passes(anonymous_agent: Pair) -> None:
+    code, report = probe_auth(*anonymous_agent)
+    assert code == 0, report
+    assert [(f["rule"], f["severity"]) for f in report["findings"]] == [
+        ("AUTH-ANONYMOUS", "warning")
+    ]
