@@ -11,8 +11,13 @@ With ``--token``, a ``botemu serve`` runs beside the bot, the bot checks the Bea
 request against its OpenID metadata (``--app-id``), botemu sends one on every request, and the raw
 POSTs carry the same token: both sides pay the bot's token check.
 
+With ``--against DIR`` (a ``git archive COMMIT emulator`` extracted into DIR) the whole
+measure runs in turns on this build and on that one, each in a process of its own (the bot is
+this tree's), ``--builds`` times, and both are printed with the ratio between their calls per
+second.
+
 Asserts nothing about time. Run: ``python benchmarks/calls.py [--calls 200] [--concurrency 4]
-[--token]``.
+[--token] [--against DIR [--builds 3]]``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from support import free_port, wait_for
@@ -109,7 +115,7 @@ async def raw_rate(
 
 async def measure(
     url: str, calls: int, concurrency: int, rounds: int, tokens: TokenSource | None
-) -> None:
+) -> dict[str, Any]:
     await wait_for(url)
     token = None
     if isinstance(tokens, LocalTokens):  # the bot fetches its keys from that botemu
@@ -126,22 +132,43 @@ async def measure(
             elapsed, requests, placed = await emulator_rate(url, calls, concurrency, db, tokens)
             raw_elapsed, posts = await raw_rate(url, requests, concurrency, token)
             rates.append((placed / elapsed, requests / elapsed, posts / raw_elapsed))
-    calls_s = statistics.median(r[0] for r in rates)
-    emulated = statistics.median(r[1] for r in rates)
-    raw = statistics.median(r[2] for r in rates)
-    ratios = sorted(r[1] / r[2] for r in rates)
+    return {"calls": statistics.median(r[0] for r in rates),
+            "requests": statistics.median(r[1] for r in rates),
+            "raw": statistics.median(r[2] for r in rates),
+            "ratios": sorted(r[1] / r[2] for r in rates)}  # fmt: skip
+
+
+def report(figures: dict[str, Any], args: argparse.Namespace, tokens: bool) -> None:
+    ratios = figures["ratios"]
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     checked = "; the bot checks a Bearer token on every request" if tokens else ""
-    print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency {concurrency}, "
-          f"{rounds} rounds of {calls} calls; medians{checked})")  # fmt: skip
-    print(f"  calls per second:               {calls_s:8.1f}")
-    print(f"  bot requests per second:        {emulated:8.1f}  (Conversation + callbacks)")
-    print(f"  raw aiohttp POSTs per second:   {raw:8.1f}")
+    print(f"botemu calls benchmark against {BOT.name} ({SCRIPT!r}, concurrency "
+          f"{args.concurrency}, {args.rounds} rounds of {args.calls} calls; medians{checked})")  # fmt: skip
+    print(f"  calls per second:               {figures['calls']:8.1f}")
+    print(f"  bot requests per second:        {figures['requests']:8.1f}  (Conversation + callbacks)")
+    print(f"  raw aiohttp POSTs per second:   {figures['raw']:8.1f}")
     print(
         f"  ratio botemu / raw:             {statistics.median(ratios):8.2f}  "
         f"(median of {len(ratios)} paired rounds; quartiles {quartiles[0]:.2f}-{quartiles[2]:.2f}, "
         f"range {ratios[0]:.2f}-{ratios[-1]:.2f}; target >= 0.7)"
     )
+
+
+def compare(args: argparse.Namespace) -> None:
+    from support import run_builds
+
+    child = ["--calls", str(args.calls), "--concurrency", str(args.concurrency),
+             "--rounds", str(args.rounds), *(["--token"] if args.token else [])]  # fmt: skip
+    found = run_builds(Path(__file__), child, args.against, args.builds)
+    print(f"botemu calls benchmark: {args.builds} runs of each build, in turns "
+          f"({args.rounds} rounds of {args.calls} calls each)")  # fmt: skip
+    rates = {}
+    for name, runs in found.items():
+        rates[name] = statistics.median(r["calls"] for r in runs)
+        ratio = statistics.median(statistics.median(r["ratios"]) for r in runs)
+        print(f"  {name}: {rates[name]:.1f} calls/s, requests / raw POSTs {ratio:.2f}")
+    print(f"  this build / {args.against}: {rates['this build'] / rates[str(args.against)]:.2f} "
+          "of its calls per second")
 
 
 def main() -> None:
@@ -153,7 +180,14 @@ def main() -> None:
                         "then spoils a few pairs, not the median")  # fmt: skip
     parser.add_argument("--token", action="store_true", help="the bot checks a Bearer token "
                         "on every request (a botemu serve publishes the keys)")  # fmt: skip
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
+    parser.add_argument("--builds", type=int, default=3, help="runs of each build with --against")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.against:
+        compare(args)
+        return
     port = free_port()
     url = f"http://127.0.0.1:{port}/api/calls"
     with tempfile.TemporaryDirectory() as state:
@@ -175,7 +209,11 @@ def main() -> None:
             subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         )
         try:
-            asyncio.run(measure(url, args.calls, args.concurrency, args.rounds, tokens))
+            figures = asyncio.run(measure(url, args.calls, args.concurrency, args.rounds, tokens))
+            if args.child:
+                print(json.dumps(figures))
+            else:
+                report(figures, args, tokens is not None)
         finally:
             for child in children:
                 child.terminate()

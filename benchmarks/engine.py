@@ -8,7 +8,12 @@ Prints:
   platform does per message, and the engine's cost as a ratio of it (machines here are shared and
   noisy, so ratios are steadier than absolute figures).
 
-Asserts nothing about time. Run: ``python benchmarks/engine.py [--seconds 2]``.
+With ``--against DIR`` (a ``git archive COMMIT emulator`` extracted into DIR) the same measures
+run in turns on this build and on that one, each in a process of its own, ``--rounds`` times,
+and both are printed with the ratio between them.
+
+Asserts nothing about time. Run: ``python benchmarks/engine.py [--seconds 2] [--against DIR
+[--rounds 5]]``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.engine import CallProgress, EngineConfig, run_workflow
@@ -143,10 +149,54 @@ def best_of(fn: Callable[[], object], seconds: float) -> tuple[float, int]:
     return statistics.median(times), len(times)
 
 
+def measure(seconds: float) -> dict[str, float]:
+    """The call's wall time, its baseline's, and the call's actions and virtual seconds."""
+    config = EngineConfig(max_workflows=1000)
+    workflows, caller = ten_minute_call()
+    actions, virtual = run_call(workflows, caller, config)
+    call_wall, _ = best_of(lambda: run_call(workflows, caller, config), seconds)
+    raw = [json.dumps(workflow_to_json(w)) for w in workflows]
+
+    def baseline() -> None:
+        for text in raw:
+            json.dumps(json.loads(text))
+
+    base_wall, _ = best_of(baseline, seconds)
+    return {"call": call_wall, "base": base_wall, "actions": actions, "virtual": virtual}
+
+
+def compare(args: argparse.Namespace) -> None:
+    from support import run_builds
+
+    found = run_builds(Path(__file__), ["--seconds", str(args.seconds)], args.against,
+                       args.rounds)  # fmt: skip
+    print(f"botemu engine benchmark: {args.rounds} rounds of each build, in turns")
+    medians = {}
+    for name, runs in found.items():
+        call = statistics.median(r["call"] for r in runs)
+        ratio = statistics.median(r["call"] / r["base"] for r in runs)
+        medians[name] = call
+        each = ", ".join(f"{r['call'] / r['base']:.2f}" for r in runs)
+        print(f"  {name}: 10-minute call {call * 1000:.3f} ms, {ratio:.2f}x its JSON baseline "
+              f"(rounds: {each})")  # fmt: skip
+    this, other = medians["this build"], medians[str(args.against)]
+    print(f"  this build / {args.against}: {this / other:.2f} of its time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time spent on each measure")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.seconds)))
+        return
+    if args.against:
+        compare(args)
+        return
     config = EngineConfig(max_workflows=1000)
     workflows, caller = ten_minute_call()
     actions, virtual = run_call(workflows, caller, config)

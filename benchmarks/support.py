@@ -50,3 +50,31 @@ def reference_bot() -> Iterator[str]:
     finally:
         bot.terminate()
         bot.wait(timeout=10)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_builds(script: Path, child_args: list[str], against: Path, rounds: int) -> dict[str, list[dict[str, float]]]:
+    """``script --child`` run in turns on this build and on the ``emulator`` package of
+    ``against`` (a ``git archive`` of another build's ``emulator/``, extracted into ``against``),
+    ``rounds`` times each, the order alternating; each child prints one JSON object of figures.
+    The same machine, the same hour: what a ratio between two builds needs."""
+    import json
+    import os
+
+    builds = {"this build": ROOT, str(against): against.resolve()}
+    if not (builds[str(against)] / "emulator").is_dir():
+        raise SystemExit(f"{against} has no emulator/ (git archive COMMIT emulator | tar -x -C DIR)")
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
+    for number in range(rounds):
+        order = list(builds) if number % 2 == 0 else list(reversed(builds))
+        for name in order:
+            env = {**os.environ, "PYTHONPATH": str(builds[name])}
+            done = subprocess.run([sys.executable, str(script), "--child", *child_args],
+                                  capture_output=True, text=True, env=env, check=False,
+                                  cwd=builds[name])  # fmt: skip
+            if done.returncode != 0:
+                raise SystemExit(f"{name}: {done.stderr.strip()[-2000:]}")
+            found[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return found
