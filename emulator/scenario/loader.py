@@ -32,6 +32,7 @@ from typing import Any, NoReturn, cast
 from emulator.errors import BotemuError
 from emulator.scenario.build import MAX_STEPS, Parts
 from emulator.scenario.build import parts as build_parts
+from emulator.scenario.chatdown import parse_chat
 from emulator.scenario.includes import (
     MAX_EXPANDED_TEXT,
     MAX_EXPANDED_VALUES,
@@ -40,7 +41,6 @@ from emulator.scenario.includes import (
     FileSet,
     Site,
 )
-from emulator.scenario.chatdown import parse_chat
 from emulator.scenario.model import Scenario
 from emulator.scenario.replay_files import (
     REPLAY_SUFFIXES,

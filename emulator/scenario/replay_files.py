@@ -164,7 +164,11 @@ def _turn(item: FileActivity, kind: str) -> Turn:
 
 def _expected(item: FileActivity, kind: str, after: str | None) -> ExpectedReply:
     activity = item.activity
-    text, layout, name = activity.get("text"), activity.get("attachmentLayout"), activity.get("name")
+    text, layout, name = (
+        activity.get("text"),
+        activity.get("attachmentLayout"),
+        activity.get("name"),
+    )
     return ExpectedReply(
         type=kind or "message",
         text=text if isinstance(text, str) else None,
