@@ -18,6 +18,7 @@ from emulator.findings import Rule, RuleRegistry
 from emulator.manifest.check_rules import RULES as SKILL_CHECK_RULES
 from emulator.manifest.rules import RULES as MANIFEST_RULES
 from emulator.scenario.rules import RULES as EXPECTATION_RULES
+from emulator.tokenservice.rules import TOKENSERVICE_RULES
 
 REGISTRIES: tuple[RuleRegistry, ...] = (
     RULES,
@@ -26,6 +27,7 @@ REGISTRIES: tuple[RuleRegistry, ...] = (
     AUTH_RULES,
     AUTH_CALLING_RULES,
     CONNECTOR_RULES,
+    TOKENSERVICE_RULES,
     MANIFEST_RULES,
     SKILL_CHECK_RULES,
     EXPECTATION_RULES,

@@ -9,6 +9,8 @@ import asyncio
 import base64
 import json
 import logging
+from collections.abc import Coroutine
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
@@ -31,6 +33,7 @@ from emulator.tokenservice import (
     test_users,
     tokenservice_routes,
 )
+from emulator.tokenservice.rules import code_ignored, no_connection
 
 log = logging.getLogger(__name__)
 
@@ -53,29 +56,50 @@ def setup_signin(app: web.Application) -> TokenService:
                                 TokenKind.CONNECTOR, invoke)  # fmt: skip
         except Exception:  # the sign-in page answers whatever the bot does
             log.exception("sign-in: the verifyState invoke could not be delivered")
+            return
+        start(_redeemed_in_time(service, emulator, conversation, code))
 
-    def record(conversation: str | None, payload: JSONObject) -> None:
+    def record(conversation: str | None, kind: str, payload: JSONObject) -> None:
         if conversation is not None:
-            emulator.record(conversation, "note", payload)
+            emulator.record(conversation, kind, payload)
 
     app[COMPLETE] = complete
     app[RECORD] = record
     app.add_routes(tokenservice_routes())
     tasks: set[asyncio.Task[None]] = set()
 
-    def heard(conversation_id: str, activity: JSONObject) -> None:
-        user = emulator.sign_in_as.get(conversation_id)
-        state = _asked(emulator, conversation_id, activity)
-        if user is None or state is None:
-            return
-        task = asyncio.get_running_loop().create_task(
-            _sign_in(service, emulator, state, user, complete)
-        )
+    def start(work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    emulator.connector.add_listener(heard, wants=lambda cid: cid in emulator.sign_in_as)
+    def heard(conversation_id: str, activity: JSONObject) -> None:
+        if not activity.get("attachments"):
+            return
+        _check_card(emulator, conversation_id, activity)
+        user = emulator.sign_in_as.get(conversation_id)
+        state = _asked(emulator, conversation_id, activity)
+        if user is not None and state is not None:
+            start(_sign_in(service, emulator, state, user, complete))
+
+    emulator.connector.add_listener(heard)
     return service
+
+
+def _check_card(emulator: Emulator, conversation_id: str, activity: JSONObject) -> None:
+    """SIGNIN-NO-CONNECTION for a bot's OAuth card that names no connection."""
+    sender = activity.get("from")
+    attachments = activity.get("attachments")
+    if not isinstance(sender, dict) or sender.get("role") == "user" or not isinstance(attachments, list):
+        return
+    for attachment in attachments:
+        if not isinstance(attachment, dict) or attachment.get("contentType") != CARDS[0]:
+            continue
+        content = attachment.get("content")
+        if not isinstance(content, dict) or not content.get("connectionName"):
+            finding = no_connection(str(activity.get("id")))
+            emulator.record(conversation_id, "finding", {"summary": str(finding),
+                                                         **finding.to_json()})  # fmt: skip
 
 
 def _connections(configured: tuple[OAuthSettings, ...]) -> dict[str, OAuthConnection]:
@@ -131,6 +155,22 @@ def _state_of(emulator: Emulator, conversation_id: str, card: JSONObject) -> Sig
                               "serviceUrl": emulator.config.base_url}}  # fmt: skip
     raw = base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("=")
     return read_state(raw)
+
+
+async def _redeemed_in_time(
+    service: TokenService, emulator: Emulator, conversation: str, code: str
+) -> None:
+    """SIGNIN-CODE-IGNORED when the bot has not redeemed ``code`` in ``service.code_wait``."""
+    pending = next((p for p in service.tokens.pending.values() if p.code == code), None)
+    if pending is None:
+        return
+    waited = 0.0
+    while waited < service.code_wait and not pending.redeemed:
+        await asyncio.sleep(0.05)
+        waited += 0.05
+    if not pending.redeemed:
+        finding = code_ignored(conversation)
+        emulator.record(conversation, "finding", {"summary": str(finding), **finding.to_json()})
 
 
 def sign_in_link(emulator: Emulator, conversation_id: str, connection: str) -> str:

@@ -30,13 +30,15 @@ from emulator.connector.errors import ConnectorError
 from emulator.connector.handling import ANONYMOUS, caller
 from emulator.jsonutil import JSON, JSONObject
 from emulator.tokenservice.model import SignInState, read_state
+from emulator.tokenservice.rules import other_app
 from emulator.tokenservice.service import TokenService, TokenServiceError, token_response
 
 TOKENSERVICE = web.AppKey("tokenservice", TokenService)
 Completion = Callable[[str, JSONObject], Awaitable[None]]
 """(magic code, the sign-in's state as read) → the channel completes the sign-in."""
 COMPLETE: web.AppKey[Completion] = web.AppKey("tokenservice_complete")
-Record = Callable[[str | None, JSONObject], None]
+Record = Callable[[str | None, str, JSONObject], None]
+"""(the conversation, when known; the event's kind; its payload): for the transcript."""
 RECORD: web.AppKey[Record] = web.AppKey("tokenservice_record")
 MAX_BODY = 64 * 1024
 
@@ -64,7 +66,8 @@ async def _api(request: web.Request) -> web.StreamResponse:
     operation = request.match_info["operation"].lower()
     status, body = 200, None
     try:
-        _authenticate(request)
+        app_id = _authenticate(request)
+        _own_sign_in(request, app_id)
         body = await _operation(request, service, group, operation)
         if body is None and request.method == "GET" and operation == "gettoken":
             status = 404
@@ -78,13 +81,30 @@ async def _api(request: web.Request) -> web.StreamResponse:
     return web.json_response(body, status=status)
 
 
-def _authenticate(request: web.Request) -> None:
-    """The bot's token, as the connector checks it; with none, a request of an anonymous bot
-    (any of them: a token service call names no conversation)."""
+def _authenticate(request: web.Request) -> str | None:
+    """The caller's app id, from the bot's token as the connector checks it; None for a
+    request with no token of an anonymous bot (any of them: a call names no conversation)."""
     anonymous = request.app.get(ANONYMOUS)
     if "Authorization" not in request.headers and anonymous is not None and anonymous.any():
+        return None
+    return caller(request)[1]
+
+
+def _own_sign_in(request: web.Request, app_id: str | None) -> None:
+    """A bot asks only about its own sign-ins (SIGNIN-OTHER-APP: 403, and the finding)."""
+    raw = request.query.get("state")
+    if app_id is None or not raw:
         return
-    caller(request)
+    try:
+        state = read_state(raw)
+    except ValueError:
+        return
+    if state.app_id is not None and state.app_id != app_id:
+        finding = other_app(app_id, state.app_id)
+        record = request.app.get(RECORD)
+        if record is not None:
+            record(state.conversation_id, "finding", {"summary": str(finding), **finding.to_json()})
+        raise TokenServiceError(403, "Forbidden", finding.message)
 
 
 async def _operation(
@@ -184,7 +204,7 @@ def _record(request: web.Request, status: int) -> None:
     query: JSONObject = {
         k: ("(redacted)" if k.lower() == "code" else v[:200]) for k, v in request.query.items()
     }
-    record(conversation, {"summary": f"bot → token service: {request.method} "
+    record(conversation, "note", {"summary": f"bot → token service: {request.method} "
                           f"{request.match_info.get('operation', '')} ({status})",
                           "method": request.method, "path": request.path, "query": query,
                           "status": status})  # fmt: skip

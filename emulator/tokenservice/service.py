@@ -30,6 +30,7 @@ from emulator.tokenservice.model import (
     made_up_user,
     test_users,
 )
+from emulator.tokenservice.rules import CODE_WAIT
 
 USER_TOKEN_ISSUER = "https://login.microsoftonline.com/5f7c1a2e-8b3d-4e6f-9a0b-1c2d3e4f5a6b/v2.0"
 """The issuer of the user tokens botemu's test identity provider signs (with botemu's keys)."""
@@ -55,6 +56,8 @@ class TokenService:
     base_url: str
     clock: Callable[[], float] = time.time
     store: TokenStore | None = None
+    code_wait: float = CODE_WAIT
+    """Seconds a bot has to redeem a code the channel gave it (SIGNIN-CODE-IGNORED)."""
 
     def __post_init__(self) -> None:
         if self.store is None:

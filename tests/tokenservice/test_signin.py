@@ -64,13 +64,16 @@ class Running:
         raise AssertionError("no OAuth card")
 
 
+OTHER = BotRegistration("other-bot", "other-s3cret", "http://127.0.0.1:1/api/messages")
+
+
 async def running_with(
     tmp_path: Path, connections: tuple[OAuthSettings, ...] = (), **bot: Any
 ) -> AsyncIterator[Running]:
     port, bot_port = free_port(), free_port()
     config = ServiceConfig(port=port, certs_dir=tmp_path / "certs", bots=(
-        BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True),),
-        oauth_connections=connections)  # fmt: skip
+        BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True),
+        OTHER), oauth_connections=connections)  # fmt: skip
     store = TranscriptStore(tmp_path / "t.db")
     app = make_app(config, store)
     client = TestClient(TestServer(app, host="127.0.0.1", port=port))
@@ -233,3 +236,46 @@ def test_connections_from_the_command_line_and_the_file(tmp_path: Path) -> None:
     config_file.write_text("oauth_connections:\n  - {name: x, lifetime: -1}\n")
     with pytest.raises(Exception, match="lifetime is seconds"):
         service_config(parser.parse_args(["--config", str(config_file)]))
+
+
+def findings(running: Running, conversation: str) -> list[str]:
+    store = running.app[EMULATOR].store
+    return [str(e.payload.get("rule")) for e in store.events(conversation) if e.kind == "finding"]
+
+
+async def test_an_oauth_card_with_no_connection_is_a_finding(tmp_path: Path) -> None:
+    async for r in running_with(tmp_path, flaw="no_connection"):
+        conversation = await r.say("login")
+        r.card(conversation)
+        assert "SIGNIN-NO-CONNECTION" in findings(r, conversation)
+    async for r in running_with(tmp_path / "good"):  # a correct bot raises none
+        conversation = await r.say("login", sign_in_as="ada")
+        await r.until(conversation, "signed in as ada")
+        assert not [f for f in findings(r, conversation) if f.startswith("SIGNIN-")]
+
+
+async def test_a_bot_that_never_redeems_the_code_is_a_finding(tmp_path: Path) -> None:
+    async for r in running_with(tmp_path, flaw="ignores_code"):
+        r.app[TOKENSERVICE].code_wait = 0.3
+        conversation = await r.say("login", sign_in_as="ada")
+        for _ in range(100):
+            if "SIGNIN-CODE-IGNORED" in findings(r, conversation):
+                break
+            await asyncio.sleep(0.05)
+        assert "SIGNIN-CODE-IGNORED" in findings(r, conversation)
+
+
+async def test_asking_about_another_bots_sign_in_is_refused(running: Running) -> None:
+    """A bot with a token (here: one botemu issued to a registered bot) asks with a state that
+    names another bot: 403 and SIGNIN-OTHER-APP in that conversation."""
+    conversation = await running.say("login")
+    link = running.card(conversation)["buttons"][0]["value"]
+    raw = link.split("state=", 1)[1]
+    state = json.loads(base64.b64decode(raw + "=" * (-len(raw) % 4)))
+    state["msAppId"] = BOT  # the anonymous bot's sign-in, asked about by another bot
+    forged = base64.b64encode(json.dumps(state).encode()).decode()
+    token, _ = running.app[EMULATOR].identity.token_for(OTHER.app_id)
+    response = await running.client.get("/api/botsignin/GetSignInResource", params={
+        "state": forged}, headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    assert response.status == 403
+    assert "SIGNIN-OTHER-APP" in findings(running, conversation)
