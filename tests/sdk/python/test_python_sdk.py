@@ -39,6 +39,7 @@ from tests.sdk.harness import (
     ANONYMOUS,
     Bot,
     Botemu,
+    botemu_env,
     cache_root,
     chat,
     chat_greets_and_echoes,
@@ -154,6 +155,31 @@ def credentialed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
 def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """The same with ``--real-issuers``."""
     yield from _pair(tmp_path_factory.mktemp("botemu-real"), real_issuers=True)
+
+
+@pytest.fixture(scope="module")
+def platform_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """botemu over http (the real issuers, its default) and the credentialed template given only
+    what ``botemu env botbuilder-python`` prints: no To* setting, so the SDK keeps its defaults
+    (the platform's addresses), which botemu answers through HTTPS_PROXY."""
+    python_sdk()
+    yield from serve_bot(tmp_path_factory.mktemp("botemu-hosts"), PythonBot,
+                         credentials=(APP_ID, APP_PASSWORD), tls=False, real_issuers=True,
+                         settings=lambda emulator: botemu_env(emulator, "botbuilder-python"))  # fmt: skip
+
+
+@pytest.mark.parametrize("token", ["connector", "emulator"])
+def test_the_template_with_botemu_env_alone_works_on_both_token_paths(
+    token: str, platform_hosts: Pair, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    emulator, bot = platform_hosts
+    env = botemu_env(emulator, "botbuilder-python")
+    assert not [name for name in env if name.startswith("To")], env
+    mark = bot.mark()
+    extra = ("--emulator-token",) if token == "emulator" else ()
+    chat_greets_and_echoes(emulator, bot, capsys, monkeypatch, *extra)
+    assert not bot.errors(mark), bot.process.since(mark)
 
 
 @pytest.fixture(scope="module")
