@@ -22,6 +22,7 @@ from emulator.jsonutil import JSONObject
 from emulator.runner.common import DEFAULT_APP_ID, DEFAULT_WAIT, POLL, QUIET, CannotRun, Target
 from emulator.scenario.model import Scenario, Turn
 from emulator.service import EMULATOR, USER, Emulator, make_app
+from emulator.service.signin import arm_sign_in
 from emulator.transcripts.store import StoredEvent, TranscriptStore
 
 
@@ -142,12 +143,20 @@ class Local(Chat):
             # The scenario opens the conversation itself: no automatic conversationUpdate.
             conversation_id = open_on(self.emulator.connector, app_id, USER, scenario.channel).id
             self.emulator.opened[conversation_id] = app_id
+        armed: str | None = None  # a sign-in before the conversation has begun
         for number, turn in enumerate(turns):
             since = time.monotonic()
+            if turn.type == "signIn":
+                if conversation_id is None:
+                    armed = turn.text
+                else:
+                    await arm_sign_in(self.runner.app, conversation_id, str(turn.text))
+                    await self.quiet.wait(conversation_id, since, turn_wait(turn))
+                continue
             try:
                 conversation_id, _, answer = await self.emulator.chat(
                     app_id, turn.text, conversation_id, TokenKind.CONNECTOR,
-                    activity_of(turn, app_id), channel=scenario.channel,
+                    activity_of(turn, app_id), channel=scenario.channel, sign_in_as=armed,
                 )  # fmt: skip
             except ConnectorError as e:
                 raise CannotRun(f"turn {number + 1} is not an activity botemu can send: {e}") from e

@@ -44,6 +44,8 @@ class Remote(Chat):
         self.synthetic: list[tuple[str, JSONObject]] = []
         self.scenario: str | None = None
         self.channel: str | None = None
+        self.armed: str | None = None
+        """A sign-in turn before the conversation began: sent with the first activity."""
 
     @classmethod
     async def open(cls, emulator: str, bot: str, app_id: str | None, runner: RunContext) -> Remote:
@@ -74,6 +76,17 @@ class Remote(Chat):
         seen = 0
         replies = 0
         for number, turn in enumerate(scenario.messaging or ()):
+            if turn.type == "signIn":
+                if conversation_id is None:
+                    self.armed = turn.text
+                else:
+                    since = time.monotonic()
+                    await self._post(f"{self.base}/_botemu/signin",
+                                     {"conversation_id": conversation_id, "as": turn.text})  # fmt: skip
+                    seen, heard = await self._replies(conversation_id, seen,
+                                                      since + turn_wait(turn), since)  # fmt: skip
+                    replies += heard
+                continue
             conversation_id, failure, since = await self._send(turn, conversation_id)
             if failure is not None and number == 0:
                 unreachable = unreachable_failure(failure)
@@ -95,6 +108,8 @@ class Remote(Chat):
             body["conversation_id"] = conversation_id
         elif self.channel is not None:
             body["channel"] = self.channel
+        if self.armed is not None:
+            body["sign_in_as"], self.armed = self.armed, None
         self.note(EventKind.HTTP_REQUEST, {"summary": f"→ bot: {turn.type}", "method": "POST",
                                            "url": self.bot, "body": activity})  # fmt: skip
         since = time.monotonic()

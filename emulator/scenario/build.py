@@ -194,6 +194,10 @@ def turns(items: Sequence[Data], path: DataPath, site: Site) -> tuple[Turn, ...]
             activity = item[kind]
             name, value = activity["name"], activity.get("value")
             out.append(Turn(kind, name=name, value=value, wait=wait, line=line))
+        elif "sign_in" in item:
+            given = item["sign_in"]
+            who = "refuse:" if given == "refuse" else str(given["as"])
+            out.append(Turn("signIn", text=who, wait=wait, line=line))
         else:
             out.append(Turn("conversationUpdate", wait=wait, line=line))
     return tuple(out)

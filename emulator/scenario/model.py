@@ -204,9 +204,10 @@ Expectation = (
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One user turn of a conversation: a message, an event or invoke, or conversationUpdate."""
+    """One user turn of a conversation: a message, an event or invoke, conversationUpdate, or a
+    sign-in (``signIn``: ``text`` is the test user, or ``refuse:``)."""
 
-    type: Literal["message", "event", "invoke", "conversationUpdate"] = "message"
+    type: Literal["message", "event", "invoke", "conversationUpdate", "signIn"] = "message"
     text: str | None = None
     name: str | None = None
     value: JSON = None

@@ -22,6 +22,8 @@
                                                     ``token: "emulator"`` sends emulator-path
                                                     tokens, of ``version`` "1.0" or "2.0"; a new
                                                     conversation is on ``channel`` (webchat)
+``POST /_botemu/signin`` ``{"conversation_id",``   the person signs in as that user (``refuse:``)
+``"as"}``                                           when the bot asks in that conversation
 ``GET  /_botemu/conversations/{id}/activities``     the conversation's activities (``?after=N``)
 ``GET  /_botemu/conversations/{id}/events``         its transcript events with seq > N
                                                     (``?after=N``; at most 500 a page)
@@ -63,6 +65,7 @@ from emulator.manifest.check import (
     pick_endpoint,
 )
 from emulator.service.directline import directline_document
+from emulator.service.signin import arm_sign_in
 from emulator.service.state import CONTROL, EMULATOR, MAX_URL, Emulator, config_document
 from emulator.transcripts.store import TranscriptError
 
@@ -77,6 +80,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post(f"{CONTROL}/calling/token", _calling_token),
         web.post(f"{CONTROL}/bots", _bots),
         web.post(f"{CONTROL}/chat", _chat),
+        web.post(f"{CONTROL}/signin", _signin),
         web.get(f"{CONTROL}/conversations/{{id}}/activities", _activities),
         web.get(f"{CONTROL}/conversations/{{id}}/events", _events),
         web.post(f"{CONTROL}/probe/auth", _probe_auth),
@@ -226,6 +230,19 @@ async def _chat(request: web.Request) -> web.Response:
         "failure": answer.failure,
     }
     return web.json_response(result)
+
+
+async def _signin(request: web.Request) -> web.Response:
+    """``POST /_botemu/signin`` ``{"conversation_id", "as"}``: the person signs in as that test
+    user (``"refuse:"`` refuses) when the bot asks in that conversation (service/signin.py)."""
+    body = await _body(request)
+    conversation_id = _string(body, "conversation_id")
+    user = _string(body, "as")
+    assert conversation_id is not None and user is not None
+    if len(user) > 200 or conversation_id not in request.app[EMULATOR].opened:
+        raise web.HTTPBadRequest(text="conversation_id is an open conversation; as, a user id")
+    await arm_sign_in(request.app, conversation_id, user)
+    return web.json_response({"status": "armed"})
 
 
 EVENTS_PAGE = 500

@@ -173,6 +173,20 @@ async def _redeemed_in_time(
         emulator.record(conversation, "finding", {"summary": str(finding), **finding.to_json()})
 
 
+async def arm_sign_in(app: web.Application, conversation_id: str, user: str) -> None:
+    """The person signs in as ``user`` (``refuse:``: refuses) in the conversation: now, when the
+    bot's last sign-in card there is unanswered, and whenever the bot asks from now on."""
+    emulator = app[EMULATOR]
+    emulator.sign_in_as[conversation_id] = user
+    service = app[TOKENSERVICE]
+    activities = emulator.connector.conversation(conversation_id).activities
+    for activity in reversed(activities):
+        state = _asked(emulator, conversation_id, activity)
+        if state is not None:
+            await _sign_in(service, emulator, state, user, app[COMPLETE])
+            return
+
+
 def sign_in_link(emulator: Emulator, conversation_id: str, connection: str) -> str:
     """The sign-in page's link for ``connection`` in the conversation."""
     state = _state_of(emulator, conversation_id, {"connectionName": connection})

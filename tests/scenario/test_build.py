@@ -534,7 +534,7 @@ BAD_TURNS = [
     ),
     pytest.param(
         "  - wait: 2s\n",
-        "3:5: expected a turn (say, event, invoke, conversationUpdate or include) beside 'wait'",
+        "3:5: expected a turn (say, event, invoke, conversationUpdate, sign_in or include) beside 'wait'",
         id="only-wait",
     ),
     pytest.param(
@@ -557,7 +557,7 @@ BAD_TURNS = [
     ),
     pytest.param(
         "  - 5\n",
-        "3:5: expected a turn: a message text, or say, event, invoke or conversationUpdate, "
+        "3:5: expected a turn: a message text, or say, event, invoke, conversationUpdate or sign_in, "
         'got a number (5); quote it: "5"',
         id="number",
     ),
