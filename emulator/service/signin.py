@@ -80,7 +80,7 @@ def setup_signin(app: web.Application) -> TokenService:
         user = emulator.sign_in_as.get(conversation_id)
         state = _asked(emulator, conversation_id, activity)
         if user is not None and state is not None:
-            start(_sign_in(service, emulator, state, user, complete))
+            start(_sign_in(service, emulator, state, user, complete, _exchange_of(activity)))
 
     emulator.connector.add_listener(heard)
     return service
@@ -90,7 +90,11 @@ def _check_card(emulator: Emulator, conversation_id: str, activity: JSONObject) 
     """SIGNIN-NO-CONNECTION for a bot's OAuth card that names no connection."""
     sender = activity.get("from")
     attachments = activity.get("attachments")
-    if not isinstance(sender, dict) or sender.get("role") == "user" or not isinstance(attachments, list):
+    if (
+        not isinstance(sender, dict)
+        or sender.get("role") == "user"
+        or not isinstance(attachments, list)
+    ):
         return
     for attachment in attachments:
         if not isinstance(attachment, dict) or attachment.get("contentType") != CARDS[0]:
@@ -183,7 +187,7 @@ async def arm_sign_in(app: web.Application, conversation_id: str, user: str) -> 
     for activity in reversed(activities):
         state = _asked(emulator, conversation_id, activity)
         if state is not None:
-            await _sign_in(service, emulator, state, user, app[COMPLETE])
+            await _sign_in(service, emulator, state, user, app[COMPLETE], _exchange_of(activity))
             return
 
 
@@ -195,15 +199,52 @@ def sign_in_link(emulator: Emulator, conversation_id: str, connection: str) -> s
     return f"{base}/_signin?state={state.raw}"
 
 
+def _exchange_of(activity: JSONObject) -> JSONObject | None:
+    """The token exchange resource of a bot's OAuth card (single sign-on), if it has one."""
+    attachments = activity.get("attachments")
+    for attachment in attachments if isinstance(attachments, list) else []:
+        content = attachment.get("content") if isinstance(attachment, dict) else None
+        resource = content.get("tokenExchangeResource") if isinstance(content, dict) else None
+        if isinstance(resource, dict) and resource.get("uri"):
+            return resource
+    return None
+
+
+async def _single_sign_on(
+    service: TokenService, emulator: Emulator, state: SignInState, user: str,
+    resource: JSONObject,
+) -> bool:  # fmt: skip
+    """On ``msteams``, the client's token exchange: ``signin/tokenExchange`` with the user's
+    token for the resource's URI; whether the bot took it (200). Else the card stays."""
+    conversation = state.conversation_id
+    if conversation is None or conversation not in emulator.opened:
+        return False
+    if emulator.connector.conversation(conversation).channel_id != "msteams":
+        return False
+    connection = service.connection(state.connection)
+    token = service.sso_token(service.user(connection, user), connection)
+    invoke: JSONObject = {"type": "invoke", "name": "signin/tokenExchange", "value": {
+        "id": resource.get("id"), "connectionName": connection.name, "token": token}}  # fmt: skip
+    _, _, answer = await emulator.chat(emulator.opened[conversation], None, conversation,
+                                       TokenKind.CONNECTOR, invoke)  # fmt: skip
+    took = answer.status == 200
+    emulator.record(conversation, "note", {"summary": "single sign-on: the bot " + (
+        "took the exchanged token" if took else
+        f"refused the exchange ({answer.status or answer.failure}): the card stays")})  # fmt: skip
+    return took
+
+
 async def _sign_in(
     service: TokenService,
     emulator: Emulator,
     state: SignInState,
     user: str,
     complete: Completion,
+    exchange: JSONObject | None = None,
 ) -> None:
     """Sign in as ``user`` (or refuse, ``refuse:``) once the bot's turn is over, and give the
-    bot the code as the channel does."""
+    bot the code as the channel does; on ``msteams`` with a token exchange resource, single
+    sign-on first (``exchange``)."""
     conversation = state.conversation_id
     for _ in range(MAX_WAIT):
         if not conversation or not emulator.busy.get(conversation):
@@ -212,6 +253,9 @@ async def _sign_in(
     pending = service.tokens.begin(state)
     if pending.code is not None or pending.refused:
         return
+    if exchange is not None and not user.startswith("refuse:"):
+        if await _single_sign_on(service, emulator, state, user, exchange):
+            return
     if user.startswith("refuse:"):
         service.refuse(pending)
         emulator.record(conversation or "", "note", {"summary": "sign-in: refused by the person"})

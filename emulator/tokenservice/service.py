@@ -151,7 +151,9 @@ class TokenService:
             raise TokenServiceError(
                 400, "BadArgument", f"the token cannot be exchanged: {e}"
             ) from None
-        user = self.user(connection, str(claims.get("upn") or claims.get("oid") or user_id))
+        oid, upn = str(claims.get("oid", "")), str(claims.get("upn") or user_id)
+        user = next((u for u in connection.users if u.oid == oid), None) or made_up_user(
+            upn.split("@", 1)[0], str(claims.get("name") or upn))
         issued = self.sign(user, connection, channel)
         self.tokens.tokens[(user_id, connection.name, channel)] = issued
         return issued

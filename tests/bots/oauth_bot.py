@@ -9,6 +9,10 @@
 - a six-digit message: the same, as a typed magic code.
 - ``logout``: ``SignOut``; ``who``: GetToken again (``nobody`` after a sign-out).
 
+- an ``invoke`` ``signin/tokenExchange`` (single sign-on, ``msteams``): ``POST exchange`` with
+  the token; taken: ``signed in as <name>`` and 200; refused by the service (or with
+  ``refuse_sso``): 412, and the card stays.
+
 Flaws on purpose (``make_bot(flaw=...)``): ``no_connection``: the OAuth card has no
 connectionName; ``ignores_code``: the verifyState invoke is answered 200 and nothing else.
 """
@@ -26,7 +30,9 @@ from aiohttp import web
 CONNECTION = "graph"
 
 
-def make_bot(*, flaw: str | None = None, no_link: bool = False) -> web.Application:
+def make_bot(
+    *, flaw: str | None = None, no_link: bool = False, refuse_sso: bool = False
+) -> web.Application:
     app = web.Application()
 
     async def post(activity: dict[str, Any], reply: dict[str, Any]) -> None:
@@ -111,9 +117,35 @@ def make_bot(*, flaw: str | None = None, no_link: bool = False) -> web.Applicati
             activity, {"type": "message", "text": f"signed in as {await name_in(activity, issued)}"}
         )
 
+    async def exchange(activity: dict[str, Any]) -> web.Response:
+        if refuse_sso:
+            return web.json_response({"failureDetail": "refused"}, status=412)
+        base = activity["serviceUrl"].rstrip("/")
+        value = activity.get("value") or {}
+        params = {
+            "userId": activity["from"]["id"],
+            "connectionName": CONNECTION,
+            "channelId": activity["channelId"],
+        }
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"{base}/api/usertoken/exchange", params=params, json={"token": value.get("token")}
+            ) as response,
+        ):
+            if response.status != 200:
+                return web.json_response({"failureDetail": "exchange refused"}, status=412)
+            issued = await response.json()
+        await post(
+            activity, {"type": "message", "text": f"signed in as {await name_in(activity, issued)}"}
+        )
+        return web.json_response({"id": value.get("id")}, status=200)
+
     async def handle(request: web.Request) -> web.Response:
         activity = await request.json()
         kind, text = activity.get("type"), str(activity.get("text") or "").strip()
+        if kind == "invoke" and activity.get("name") == "signin/tokenExchange":
+            return await exchange(activity)
         if kind == "invoke" and activity.get("name") == "signin/verifyState":
             if flaw != "ignores_code":
                 await redeem(activity, str((activity.get("value") or {}).get("state", "")))

@@ -279,3 +279,26 @@ async def test_asking_about_another_bots_sign_in_is_refused(running: Running) ->
         "state": forged}, headers={"Authorization": f"Bearer {token}"})  # fmt: skip
     assert response.status == 403
     assert "SIGNIN-OTHER-APP" in findings(running, conversation)
+
+
+async def test_single_sign_on_on_msteams_needs_no_click(running: Running) -> None:
+    emulator = running.app[EMULATOR]
+    conversation, _, _ = await emulator.chat(BOT, "login", None, TokenKind.CONNECTOR,
+                                             channel="msteams", sign_in_as="ada")  # fmt: skip
+    await running.until(conversation, "signed in as ada")
+    notes = [e.payload.get("summary") for e in emulator.store.events(conversation)
+             if e.kind == "note"]  # fmt: skip
+    assert any("took the exchanged token" in str(n) for n in notes), notes
+    pending = running.app[TOKENSERVICE].tokens.pending
+    assert all(p.code is None for p in pending.values())  # no magic code: no card clicked
+
+
+async def test_a_refused_exchange_falls_back_to_the_card(tmp_path: Path) -> None:
+    async for r in running_with(tmp_path, refuse_sso=True):
+        emulator = r.app[EMULATOR]
+        conversation, _, _ = await emulator.chat(BOT, "login", None, TokenKind.CONNECTOR,
+                                                 channel="msteams", sign_in_as="grace")  # fmt: skip
+        await r.until(conversation, "signed in as grace")
+        notes = [str(e.payload.get("summary")) for e in emulator.store.events(conversation)
+                 if e.kind == "note"]  # fmt: skip
+        assert any("refused the exchange" in n for n in notes), notes
