@@ -80,7 +80,9 @@ async def test_health_and_config(running: Running) -> None:
     health = await running.emulator.get("/_botemu/health")
     assert (await health.json())["status"] == "ok"
     config = await (await running.emulator.get("/_botemu/config")).json()
-    assert set(config) == set(PLACEHOLDER_NAMES) | {"bots"}
+    assert set(config) == set(PLACEHOLDER_NAMES) | {"bots", "directline"}
+    directline = config.pop("directline")  # its secrets: tests/channels/test_directline.py
+    assert directline["domain"] == f"{running.config.base_url}/v3/directline"
     assert config == running.config.placeholders().to_json() | {
         "bots": [
             {"app_id": APP_ID, "endpoint": running.bot_url, "calling_endpoint": None, "name": None},
