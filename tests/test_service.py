@@ -81,12 +81,15 @@ async def test_health_and_config(running: Running) -> None:
     assert (await health.json())["status"] == "ok"
     config = await (await running.emulator.get("/_botemu/config")).json()
     assert set(config) == set(PLACEHOLDER_NAMES) | {"bots", "directline"}
+    # this client holds the control secret: the passwords and the Direct Line secrets are told
     directline = config.pop("directline")  # its secrets: tests/channels/test_directline.py
     assert directline["domain"] == f"{running.config.base_url}/v3/directline"
     assert config == running.config.placeholders().to_json() | {
         "bots": [
-            {"app_id": APP_ID, "endpoint": running.bot_url, "calling_endpoint": None, "name": None},
-            {"app_id": OTHER, "endpoint": None, "calling_endpoint": None, "name": None},
+            {"app_id": APP_ID, "endpoint": running.bot_url, "calling_endpoint": None,
+             "name": None, "app_password": "s3cret", "anonymous": False},
+            {"app_id": OTHER, "endpoint": None, "calling_endpoint": None, "name": None,
+             "app_password": "other", "anonymous": False},
         ]
     }
 
