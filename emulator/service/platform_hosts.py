@@ -21,6 +21,9 @@ from emulator.service.state import EMULATOR, Emulator
 from emulator.transcripts.store import TranscriptError
 
 log = logging.getLogger(__name__)
+LOOPBACK = "127.0.0.1"
+"""Where the listener binds, whatever address botemu itself serves on: it answers for hosts that
+are not botemu's, so it is never reachable from another machine."""
 TRANSCRIPT_KIND = "identity"
 """The kind of the transcript that holds the exchanges with the platform's hosts."""
 
@@ -106,8 +109,8 @@ def _forwarder(base_url: str) -> Forward:
 
 
 async def start_platform_hosts(app: web.Application) -> PlatformListener:
-    """Start the listener of ``app``'s botemu on ``config.platform_port`` (None: the port after
-    botemu's, or any free one when that is taken) and publish it on the Emulator."""
+    """Start the listener of ``app``'s botemu on loopback, ``config.platform_port`` (None: the
+    port after botemu's, or any free one when that is taken), and publish it on the Emulator."""
     emulator = app[EMULATOR]
     config = emulator.config
     recorder: Recorder = PlatformRecord(emulator).record
@@ -115,11 +118,11 @@ async def start_platform_hosts(app: web.Application) -> PlatformListener:
                                 forward=_forwarder(config.base_url))  # fmt: skip
     wanted = config.platform_port
     try:
-        port = await listener.start(config.host, config.port + 1 if wanted is None else wanted)
+        port = await listener.start(LOOPBACK, config.port + 1 if wanted is None else wanted)
     except OSError as e:
         if wanted is not None or e.errno != errno.EADDRINUSE:
             await listener.close()
             raise
-        port = await listener.start(config.host, 0)
+        port = await listener.start(LOOPBACK, 0)
     emulator.platform = platform_document(config, port)
     return listener
