@@ -1,7 +1,8 @@
 """The token service beside a running botemu, and the channel's part in a sign-in: once the
 person consents (the sign-in page, ``botemu chat --sign-in-as``), botemu, as the channel, gives
-the bot the magic code in a ``signin/verifyState`` invoke in that conversation (both SDK families
-redeem it with ``GetToken?code=``; docs/oauth.md)."""
+the bot the magic code in that conversation: a ``signin/verifyState`` invoke on ``msteams``, the
+person typing it on the other channels (both SDK families redeem it with ``GetToken?code=``;
+docs/oauth.md)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,12 @@ def setup_signin(app: web.Application) -> TokenService:
         conversation = state.get("conversation")
         if not isinstance(conversation, str) or conversation not in emulator.opened:
             return  # a conversation this botemu does not carry: the person types the code
-        invoke: JSONObject = {"type": "invoke", "name": "signin/verifyState",
-                              "value": {"state": code}}  # fmt: skip
         try:
+            given = _code_activity(emulator, conversation, code)
             await emulator.chat(emulator.opened[conversation], None, conversation,
-                                TokenKind.CONNECTOR, invoke)  # fmt: skip
+                                TokenKind.CONNECTOR, given)  # fmt: skip
         except Exception:  # the sign-in page answers whatever the bot does
-            log.exception("sign-in: the verifyState invoke could not be delivered")
+            log.exception("sign-in: the magic code could not be delivered")
             return
         start(_redeemed_in_time(service, emulator, conversation, code))
 
@@ -84,6 +84,16 @@ def setup_signin(app: web.Application) -> TokenService:
 
     emulator.connector.add_listener(heard)
     return service
+
+
+def _code_activity(emulator: Emulator, conversation: str, code: str) -> JSONObject:
+    """How the channel gives the bot the magic code: Teams sends ``signin/verifyState``; the
+    other channels (Web Chat, Direct Line) show the code to the person, who types it in the
+    chat, a six-digit message (the platform's SDKs' ActivityHandler answers a verifyState invoke
+    with 501 outside Teams, and their OAuthPrompt and the Agents SDK take a typed code)."""
+    if emulator.connector.conversation(conversation).channel_id == "msteams":
+        return {"type": "invoke", "name": "signin/verifyState", "value": {"state": code}}
+    return {"type": "message", "text": code}
 
 
 def _check_card(emulator: Emulator, conversation_id: str, activity: JSONObject) -> None:

@@ -14,7 +14,8 @@
   ``refuse_sso``): 412, and the card stays.
 
 Flaws on purpose (``make_bot(flaw=...)``): ``no_connection``: the OAuth card has no
-connectionName; ``ignores_code``: the verifyState invoke is answered 200 and nothing else.
+connectionName; ``ignores_code``: the code (a verifyState invoke, answered 200, or a typed one) is not
+redeemed.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def make_bot(
                     {"type": "message", "text": f"already {await name_in(activity, issued)}"},
                 )
         elif text.isdigit() and len(text) == 6:
-            await redeem(activity, text)
+            if flaw != "ignores_code":
+                await redeem(activity, text)
         elif text == "logout":
             base = activity["serviceUrl"].rstrip("/")
             async with (

@@ -302,3 +302,27 @@ async def test_a_refused_exchange_falls_back_to_the_card(tmp_path: Path) -> None
         notes = [str(e.payload.get("summary")) for e in emulator.store.events(conversation)
                  if e.kind == "note"]  # fmt: skip
         assert any("refused the exchange" in n for n in notes), notes
+
+
+def _from_user(r: Running, conversation: str) -> list[dict[str, Any]]:
+    activities = r.app[EMULATOR].connector.conversation(conversation).activities
+    return [a for a in activities if a["from"].get("role") == "user"]
+
+
+async def test_outside_teams_the_person_types_the_code_and_teams_sends_verify_state(
+    tmp_path: Path,
+) -> None:
+    """As the platform's channels do: Web Chat shows the magic code and the person types it (a
+    six-digit message; the SDKs' ActivityHandler answers verifyState with 501 outside Teams);
+    Teams sends ``signin/verifyState``."""
+    async for r in running_with(tmp_path, refuse_sso=True):
+        conversation = await r.say("login", sign_in_as="ada")
+        await r.until(conversation, "signed in as ada")
+        sent = _from_user(r, conversation)
+        assert [a["type"] for a in sent] == ["conversationUpdate", "message", "message"]
+        assert str(sent[-1]["text"]).isdigit() and len(sent[-1]["text"]) == 6
+        teams, _, _ = await r.app[EMULATOR].chat(BOT, "login", None, TokenKind.CONNECTOR,
+                                                 channel="msteams", sign_in_as="grace")  # fmt: skip
+        await r.until(teams, "signed in as grace")
+        names = [a.get("name") for a in _from_user(r, teams) if a["type"] == "invoke"]
+        assert names == ["signin/tokenExchange", "signin/verifyState"]
