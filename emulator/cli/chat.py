@@ -81,7 +81,7 @@ async def _converse(emulator: str, args: argparse.Namespace, out: TextIO) -> int
         token["sign_in_as"] = "refuse:"
     elif getattr(args, "sign_in_as", None):
         token["sign_in_as"] = args.sign_in_as
-    printer = ChatPrinter(out)
+    printer = ChatPrinter(out, signs_in="sign_in_as" in token and token["sign_in_as"] != "refuse:")
     if args.send is not None:
         sent = await post_json(
             f"{emulator}/_botemu/chat", {"text": args.send, **token}, certs=certs
@@ -128,8 +128,8 @@ async def _follow(emulator: str, conversation: str, printer: ChatPrinter, wait: 
         events = page.get("events") or []
         for event in events:
             printer.show(conversation, event)
-        if events and (printer.replies or printer.refused):  # none comes to a refusal
-            deadline = time.monotonic() + QUIET
+        if events and (printer.replies or printer.refused) and not printer.signing_in:
+            deadline = time.monotonic() + QUIET  # none comes to a refusal
         await asyncio.sleep(0.05)
 
 
@@ -140,10 +140,15 @@ class ChatPrinter:
     messages the connector took from the bot (a reply deleted later still counts). A streamed
     reply is printed once, its final text; on a terminal its line is updated in place as the
     chunks come. The replies in the bot's answer to ``deliveryMode: expectReplies`` are printed
-    as its replies."""
+    as its replies. With ``signs_in`` (``--sign-in-as``), a turn whose reply asks for a sign-in
+    goes on until the bot has answered what the channel gave it (the code, the token exchange):
+    the sign-in is part of the turn."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, signs_in: bool = False) -> None:
         self.out = out
+        self.signs_in = signs_in
+        self.signing_in = False
+        """Whether the bot asked for a sign-in that the person has not yet completed."""
         self.live = bool(getattr(out, "isatty", lambda: False)())
         """Whether the output is a terminal: a stream's line is updated in place."""
         self._streaming = False
@@ -154,6 +159,7 @@ class ChatPrinter:
         self._seen: dict[str, int] = {}
         self._delivering: dict[str, str] = {}
         self._asked: dict[str, tuple[str, str] | None] = {}
+        self._answering: str | None = None
 
     def seen(self, conversation: str) -> int:
         return self._seen.get(conversation, 0)
@@ -193,9 +199,13 @@ class ChatPrinter:
             self._delivering[conversation] = str(
                 body.get("type") if isinstance(body, dict) else "activity"
             )
+            self._answering = str(body.get("name") or body.get("type")) if isinstance(
+                body, dict) else None  # fmt: skip
             return None
         if kind == EventKind.HTTP_REQUEST and "path" in p:  # the bot calling the connector
             self._asked[conversation] = _bot_request(p)
+            if self.signs_in and _asks_sign_in(p):  # answered by what is delivered from now on
+                self.signing_in, self._answering = True, None
             return None
         if kind == "http.error" and conversation in self._delivering:
             label = self._delivering.pop(conversation)
@@ -222,6 +232,9 @@ class ChatPrinter:
         if conversation in self._delivering:
             label = self._delivering.pop(conversation)
             self.refused = failed and label != "conversationUpdate"
+            if self._answering in ("message", "signin/verifyState") or (
+                    self._answering == "signin/tokenExchange" and not failed):  # fmt: skip
+                self.signing_in = False  # the bot has answered the sign-in
             if failed:
                 return f"  ! the bot answered {label} with HTTP {status}: {_short(p.get('body'))}"
         return None
@@ -253,6 +266,20 @@ def _bot_request(p: dict[str, Any]) -> tuple[str, str] | None:
     if method == "POST":
         return ("replies" if activity_id else "sends"), text
     return None
+
+
+SIGN_IN_CARDS = ("application/vnd.microsoft.card.oauth", "application/vnd.microsoft.card.signin")
+
+
+def _asks_sign_in(p: dict[str, Any]) -> bool:
+    """Whether the bot's request to the connector sends an OAuth or sign-in card."""
+    try:
+        activity = json.loads(str(p.get("body") or "null"))
+    except ValueError:
+        return False
+    attachments = activity.get("attachments") if isinstance(activity, dict) else None
+    return any(isinstance(a, dict) and a.get("contentType") in SIGN_IN_CARDS
+               for a in attachments or ())  # fmt: skip
 
 
 def _stream_type(activity: dict[str, Any]) -> str | None:

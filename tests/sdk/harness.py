@@ -87,12 +87,15 @@ def loopback_opener(context: ssl.SSLContext | None = None) -> urllib.request.Ope
 class Process:
     """A child process whose combined output is read line by line as it comes."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path) -> None:
+    def __init__(
+        self, argv: list[str], env: Mapping[str, str], cwd: Path, *, stdin: bool = False
+    ) -> None:
         self.argv = argv
         self.lines: list[str] = []
         self._changed = threading.Condition()
         self.proc = subprocess.Popen(
-            argv, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            argv, env=dict(env), cwd=cwd, stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -126,6 +129,15 @@ class Process:
             f"(exit {self.proc.poll()}):\n" + "\n".join(self.lines[-40:])
         )
 
+    def type(self, line: str) -> int:
+        """Write ``line`` to the child's standard input (``stdin=True``); where its answer's
+        lines start."""
+        assert self.proc.stdin is not None
+        start = len(self.lines)
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return start
+
     def since(self, start: int) -> list[str]:
         with self._changed:
             return list(self.lines[start:])
@@ -143,6 +155,8 @@ class Process:
         return self.since(start)
 
     def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
