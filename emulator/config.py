@@ -152,6 +152,27 @@ class OAuthSettings:
     users: tuple[tuple[str, str], ...] = ()
 
 
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLimits:
+    """What a running botemu keeps in memory at most, whatever bots and pages push
+    (docs/security.md, "Memory"): ``botemu serve --max-attachments-mib`` and the others, the
+    configuration file's ``limits``."""
+
+    attachment_bytes: int = 256 * MiB
+    """Bytes of stored attachments and uploads, every bot together; past it, 413."""
+    attachment_bytes_per_bot: int = 64 * MiB
+    """Bytes of stored attachments and uploads of one bot's conversations; past it, 413."""
+    activities_kept: int = 500
+    """Activities of one conversation kept in memory (the last ones); every one stays in the
+    transcript store."""
+    outbox_bytes: int = 8 * MiB
+    """Bytes waiting to be written to one live socket of the log view; past it, the socket is
+    closed (1008), as its page reads too slowly."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceConfig:
     """How one running botemu is set up (``botemu serve``).
@@ -186,6 +207,8 @@ class ServiceConfig:
     allow_hosts: tuple[str, ...] = ()
     """Host names botemu answers to besides loopback and its own address (``--allow-host``,
     ``NAME`` or ``NAME:PORT``; emulator/guard.py)."""
+    limits: MemoryLimits = MemoryLimits()
+    """What it keeps in memory at most (``MemoryLimits``)."""
 
     @property
     def base_url(self) -> str:

@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                          help="moves per path at the most (default 8)")  # fmt: skip
     explore.add_argument("--max-calls", type=positive_int, default=500, metavar="N",
                          help="calls in all at the most (default 500)")  # fmt: skip
+    explore.add_argument("--max-time", type=positive_int, default=600, metavar="S",
+                         help="seconds the crawl may take (default 600); no call starts after "
+                         "them, and the bounds line says what was cut off")  # fmt: skip
     explore.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N",
                          help="calls at once (default 4)")  # fmt: skip
     explore.add_argument("--seed", type=int, default=1, help="the callers' seed (default 1)")
@@ -139,7 +142,8 @@ async def _crawl(settings: CallSettings, store: TranscriptStore, args: argparse.
         line.show(f"exploring: {p.calls} calls · {p.states} states{errors}")
 
     crawler = Crawler(settings, store, max_depth=args.max_depth, max_calls=args.max_calls,
-                      jobs=jobs, masker=masker, progress=show)  # fmt: skip
+                      jobs=jobs, masker=masker, progress=show,
+                      max_time=args.max_time)  # fmt: skip
     try:
         return await crawler.crawl()
     finally:

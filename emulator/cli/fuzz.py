@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     fuzz.add_argument("--budget", type=positive_int, default=300, metavar="N",
                       help="callers to generate at the most (default 300); shrinking and the "
                       "replays come on top")  # fmt: skip
+    fuzz.add_argument("--max-time", type=positive_int, default=600, metavar="S",
+                      help="seconds the search may take (default 600); no call starts after "
+                      "them, and the report says so")  # fmt: skip
     fuzz.add_argument("--seed", type=int, default=1, help="the search's seed (default 1)")
     fuzz.add_argument("--max-steps", type=positive_int, default=8, metavar="K",
                       help="caller steps per call at the most (default 8)")  # fmt: skip
@@ -83,7 +86,8 @@ def fuzz_handler(args: argparse.Namespace, out: TextIO) -> int:
     with store:
         fuzzer = Fuzzer(settings, store, budget=args.budget, seed=args.seed,
                         max_steps=args.max_steps, faults=args.faults,
-                        examples=_examples(args), progress=show)  # fmt: skip
+                        examples=_examples(args), progress=show,
+                        max_time=args.max_time)  # fmt: skip
         try:
             found = fuzzer.run()
         finally:
@@ -129,10 +133,13 @@ def _report(found: Search, args: argparse.Namespace, out: TextIO) -> int:
                         "confirmed": confirmed, "scenario": str(path)})  # fmt: skip
     if found.problem:
         out.write(f"the search stopped short: {found.problem}\n")
+    if found.bounds:
+        out.write(f"bounds hit: {', '.join(found.bounds)}\n")
     out.write(f"{len(found.failures)} failures, {found.calls} calls (budget {args.budget})\n")
     if args.json is not None:
         document = {"version": 1, "bot": args.bot, "seed": args.seed, "budget": args.budget,
-                    "calls": found.calls, "failures": written, "problem": found.problem}  # fmt: skip
+                    "calls": found.calls, "failures": written, "problem": found.problem,
+                    "bounds": found.bounds}  # fmt: skip
         args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return EXIT_FAILED if found.failures else EXIT_OK
 

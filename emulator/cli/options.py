@@ -12,6 +12,7 @@ from emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     BotRegistration,
+    MemoryLimits,
     OAuthSettings,
     Profile,
     ServiceConfig,
@@ -100,6 +101,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
             allow_hosts=_hosts(getattr(args, "allow_host", None), data),
             oauth_connections=_oauth(getattr(args, "oauth_connection", None), data),
             platform_port=_platform_port(getattr(args, "platform_port", None), data),
+            limits=_limits(args, data),
         )
     except (ValueError, TypeError) as e:
         raise BotemuError(f"bad configuration: {e}") from e
@@ -133,6 +135,52 @@ def _oauth(option: list[str] | None, data: dict[str, Any]) -> tuple[OAuthSetting
         pairs = tuple((str(u["id"]), str(u.get("name") or u["id"])) for u in users[:100])
         found[item["name"]] = OAuthSettings(item["name"][:100], tuple(scopes[:50]), lifetime, pairs)
     return tuple(found.values())
+
+
+LIMITS = {  # the file's ``limits`` key, the option, the MemoryLimits field, its unit, its range
+    "attachments_mib": ("max_attachments_mib", "attachment_bytes", 1 << 20, 1, 65536),
+    "attachments_per_bot_mib": ("max_attachments_per_bot_mib", "attachment_bytes_per_bot",
+                                1 << 20, 1, 65536),
+    "activities_kept": ("activities_kept", "activities_kept", 1, 1, 1_000_000),
+    "outbox_mib": ("outbox_mib", "outbox_bytes", 1 << 20, 1, 1024),
+}  # fmt: skip
+
+
+def limit_options(parser: argparse.ArgumentParser) -> None:
+    """``botemu serve``'s options of ``MemoryLimits`` (docs/security.md, "Memory")."""
+    d = MemoryLimits()
+    parser.add_argument("--max-attachments-mib", type=int, default=None, metavar="N",
+                        help=f"stored attachments and uploads, every bot together "
+                        f"({d.attachment_bytes >> 20} MiB)")  # fmt: skip
+    parser.add_argument("--max-attachments-per-bot-mib", type=int, default=None, metavar="N",
+                        help=f"... of one bot ({d.attachment_bytes_per_bot >> 20} MiB)")  # fmt: skip
+    parser.add_argument("--activities-kept", type=int, default=None, metavar="N",
+                        help=f"activities of a conversation kept in memory, the last ones "
+                        f"({d.activities_kept}; the transcript keeps all)")  # fmt: skip
+    parser.add_argument("--outbox-mib", type=int, default=None, metavar="N",
+                        help=f"bytes waiting for a log view page's socket before it is closed "
+                        f"({d.outbox_bytes >> 20} MiB)")  # fmt: skip
+
+
+def _limits(args: argparse.Namespace, data: dict[str, Any]) -> MemoryLimits:
+    """The options of ``limit_options`` and the file's ``limits`` mapping (options win)."""
+    listed = data.get("limits") or {}
+    if not isinstance(listed, dict):
+        raise ValueError(f"limits is a mapping of {', '.join(LIMITS)}")
+    unknown = sorted(set(listed) - set(LIMITS))
+    if unknown:
+        raise ValueError(f"limits: unknown key {unknown[0]!r} (known: {', '.join(LIMITS)})")
+    values: dict[str, int] = {}
+    for key, (option, name, unit, low, high) in LIMITS.items():
+        given = getattr(args, option, None)
+        value = given if given is not None else listed.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ValueError(f"limits.{key} (--{option.replace('_', '-')}) is a whole number "
+                             f"from {low} to {high}, not {value!r}")  # fmt: skip
+        values[name] = value * unit
+    return MemoryLimits(**values)
 
 
 def _hosts(option: list[str] | None, data: dict[str, Any]) -> tuple[str, ...]:
@@ -194,7 +242,8 @@ def _read_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BotemuError(f"{path}: expected a mapping of settings")
     known = {"host", "port", "profile", "bots", "certs", "overrides", "tls", "real_issuers",
-             "endorsements", "allow_hosts", "platform_port", "oauth_connections"}  # fmt: skip
+             "endorsements", "allow_hosts", "platform_port", "oauth_connections",
+             "limits"}  # fmt: skip
     unknown = sorted(set(data) - known)
     if unknown:
         raise BotemuError(

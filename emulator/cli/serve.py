@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from emulator.cli.chat import chat_handler
-from emulator.cli.options import service_config, service_options
+from emulator.cli.options import limit_options, service_config, service_options
 from emulator.config import (
     ENV_NAMES,
     ServiceConfig,
@@ -49,6 +49,7 @@ def _add_serve(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--db", type=Path, default=default_db(), help="transcript database")
     serve.add_argument("--max-live", type=int, default=20, metavar="N",
                        help="live web chat conversations at once (the log view's #/chat; 20)")  # fmt: skip
+    limit_options(serve)
     serve.add_argument("--manifest", metavar="FILE",
                        help="a skill manifest (JSON or YAML, or an http(s) URL) every web chat "
                        "page starts with, as if picked there; read and validated at start")  # fmt: skip

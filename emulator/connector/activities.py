@@ -142,6 +142,8 @@ class ActivityOps(StateCore):
 
     stream_limits = StreamLimits()
     """The bounds of a streamed reply (``streams.StreamLimits``)."""
+    activities_kept = 500
+    """Activities of one conversation kept in memory, the last ones (``MemoryLimits``)."""
 
     def post_activity(
         self,
@@ -171,7 +173,8 @@ class ActivityOps(StateCore):
         if warnings_out is not None:
             warnings_out.extend(warnings)
         if reply_to is not None:
-            conversation.activity(reply_to)
+            if not conversation.dropped:  # else it may be one of those no longer kept
+                conversation.activity(reply_to)
             checked["replyToId"] = reply_to
         chunk = chunk_of(checked) if from_bot else None
         if chunk is not None:
@@ -334,5 +337,19 @@ class ActivityOps(StateCore):
         conversation.activity_members[activity_id] = previous
         if warnings:
             conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
+        if len(conversation.activities) > self.activities_kept:
+            self._forget_oldest(conversation)
         if self._listeners:
             self._notify(conversation.id, stored if notice is None else notice)
+
+    def _forget_oldest(self, conversation: Conversation) -> None:
+        """Keep the last ``activities_kept`` activities (and as many warnings) in memory: the
+        transcript store has every one. Forgotten ones are counted in ``dropped``."""
+        excess = len(conversation.activities) - self.activities_kept
+        for old in conversation.activities[:excess]:
+            old_id = str(old.get("id"))
+            conversation.activity_members.pop(old_id, None)
+            conversation.streams.pop(old_id, None)
+        del conversation.activities[:excess]
+        conversation.dropped += excess
+        del conversation.warnings[: max(0, len(conversation.warnings) - self.activities_kept)]

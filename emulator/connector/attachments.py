@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emulator.connector.bodies import optional
-from emulator.connector.errors import bad_argument, missing_property, not_found
+from emulator.connector.errors import MessageSizeTooBig, bad_argument, missing_property, not_found
 from emulator.connector.state import StateCore
 from emulator.jsonutil import JSON, JSONObject, kind_of
 
@@ -82,6 +82,11 @@ class AttachmentOps(StateCore):
 
     _attachments: dict[str, Attachment]
     """Every attachment by id (``ConnectorState.__init__`` makes it)."""
+    _attachment_bytes: dict[str, int]
+    """Bytes of the stored attachments of each bot's conversations (by app id)."""
+    attachment_limits = (256 * 1024 * 1024, 64 * 1024 * 1024)
+    """Bytes of stored attachments at most: every bot together, and one bot
+    (``MemoryLimits.attachment_bytes``, ``attachment_bytes_per_bot``)."""
 
     def upload_attachment(
         self, conversation_id: str, data: Mapping[str, JSON], *, bot: str | None = None
@@ -90,11 +95,38 @@ class AttachmentOps(StateCore):
         conversation = self.conversation(conversation_id, bot=bot)
         content_type, name, encoded = check_attachment_data(data)
         views = decode_views(encoded)
+        size = sum(len(data) for data in views.values())
+        self._admit_bytes(conversation.bot_app_id, size)
         attachment = Attachment(
             self._new_id(self._attachments), conversation.id, content_type, name, views
         )
         self._attachments[attachment.id] = attachment
+        owner = conversation.bot_app_id
+        self._attachment_bytes[owner] = self._attachment_bytes.get(owner, 0) + size
         return attachment.id
+
+    def attachment_room(self, bot_app_id: str) -> int:
+        """Bytes the bot ``bot_app_id`` may still store as attachments (0: none)."""
+        total, per_bot = self.attachment_limits
+        held = self._attachment_bytes.get(bot_app_id, 0)
+        return max(0, min(total - sum(self._attachment_bytes.values()), per_bot - held))
+
+    def _admit_bytes(self, bot_app_id: str, size: int) -> None:
+        """MessageSizeTooBig (413) when storing ``size`` more bytes of the bot's attachments
+        would pass a limit of ``attachment_limits``."""
+        total, per_bot = self.attachment_limits
+        held = self._attachment_bytes.get(bot_app_id, 0)
+        everyone = sum(self._attachment_bytes.values())
+        if held + size > per_bot:
+            raise MessageSizeTooBig(
+                f"the attachments of bot {bot_app_id!r} would take {held + size} bytes, over "
+                f"the limit of {per_bot} bytes per bot (botemu serve --max-attachments-per-bot-"
+                "mib; POST /_botemu/reset frees them)", limit=per_bot)  # fmt: skip
+        if everyone + size > total:
+            raise MessageSizeTooBig(
+                f"stored attachments would take {everyone + size} bytes, over the limit of "
+                f"{total} bytes for every bot together (botemu serve --max-attachments-mib; "
+                "POST /_botemu/reset frees them)", limit=total)  # fmt: skip
 
     def attachment(self, attachment_id: str, *, bot: str | None = None) -> Attachment:
         found = self._attachments.get(attachment_id)

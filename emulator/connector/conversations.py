@@ -57,6 +57,9 @@ class Conversation:
     streams: dict[str, Stream] = field(default_factory=dict)
     """The bot's streamed replies by stream id; each is one activity of ``activities``, with
     that id (``streams.Stream.head``)."""
+    dropped: int = 0
+    """Activities no longer kept in memory (the oldest: ``ActivityOps`` keeps the last
+    ``MemoryLimits.activities_kept``); the transcript store has them all."""
 
     @property
     def users(self) -> list[JSONObject]:
@@ -73,10 +76,25 @@ class Conversation:
             out["tenantId"] = self.tenant_id
         return out
 
+    def since(self, after: int) -> JSONObject:
+        """``{activities, next}``: the activities after the first ``after`` of the whole
+        conversation, and ``skipped``: how many of those are no longer kept in memory (the
+        transcript has them)."""
+        after = max(after, 0)
+        activities: list[JSON] = list(self.activities[max(after - self.dropped, 0) :])
+        out: JSONObject = {"activities": activities,
+                           "next": max(after, self.dropped) + len(activities)}  # fmt: skip
+        if self.dropped > after:
+            out["skipped"] = self.dropped - after
+        return out
+
     def index_of(self, activity_id: str) -> int:
         for i in range(len(self.activities) - 1, -1, -1):
             if self.activities[i].get("id") == activity_id:
                 return i
+        if self.dropped:
+            raise not_found(f"conversation {self.id} has no activity {activity_id!r} among the "
+                            f"last {len(self.activities)} kept in memory")  # fmt: skip
         raise not_found(f"conversation {self.id} has no activity {activity_id!r}")
 
     def activity(self, activity_id: str) -> JSONObject:

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from emulator.config import MemoryLimits
 from emulator.connector.activities import ACTIVITY_TYPES, CHANNEL_ID, ActivityOps, check_activity
 from emulator.connector.attachments import (
     UNTYPED_ATTACHMENT,
@@ -122,16 +123,22 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
         service_url: str,
         clock: Callable[[], float] = time.time,
         ids: Callable[[], str] = _uuid_hex,
+        limits: MemoryLimits | None = None,
     ) -> None:
         """``service_url`` goes into every activity's ``serviceUrl`` exactly as given (the Python
         SDK compares it with the token's ``serviceurl`` claim character for character)."""
         super().__init__(service_url=service_url, clock=clock, ids=ids)
         self._attachments = {}
+        self._attachment_bytes = {}
+        limits = limits or MemoryLimits()
+        self.attachment_limits = (limits.attachment_bytes, limits.attachment_bytes_per_bot)
+        self.activities_kept = max(1, limits.activities_kept)
 
     def reset(self) -> None:
         """Forget every conversation and attachment. Listeners stay: they are wiring."""
         self._conversations.clear()
         self._attachments.clear()
+        self._attachment_bytes.clear()
 
     # --- conversations -------------------------------------------------------------------------
 

@@ -7,13 +7,14 @@ of the call (a leaf: the bot hung up, transferred, failed...). A state is expand
 the first (shortest) path that reaches it, with every move ``edges.moves`` gives it. Calls run
 ``jobs`` at a time in virtual time; the graph is built in path order whatever order they finish
 in, so the same bot gives the same graph. The crawl stops at ``max_depth`` moves and
-``max_calls`` calls, and says so. Then the follow-up calls (``probes``) check what one path
+``max_calls`` calls and ``max_time`` seconds (no call starts after it), and says so. Then the follow-up calls (``probes``) check what one path
 per move cannot show: loops followed in one call, and choices compared to the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -96,6 +97,8 @@ class Crawler:
         jobs: int = 4,
         masker: Masker = DEFAULT_MASKER,
         progress: Callable[[Progress], None] | None = None,
+        max_time: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.progress = progress
@@ -106,6 +109,13 @@ class Crawler:
         self.jobs = jobs
         self.masker = masker
         self.graph = Graph()
+        self.max_time = max_time
+        self.clock = clock
+        self.deadline = None if max_time is None else clock() + max_time
+        self.cut = 0
+        """Paths not followed because ``max_time`` ran out."""
+        self._known: dict[State, State] = {}
+        """Each state heard once: a state heard in many calls is kept as one object."""
 
     async def crawl(self) -> Graph:
         frontier: list[tuple[str, tuple[Move, ...]]] = [(START, ())]
@@ -118,26 +128,45 @@ class Crawler:
                     break
             visits = await self.visit_all([path for _, path in frontier])
             frontier = self.grow(frontier, visits)
-        await follow_up(self.graph, self.call, self.max_calls, self.jobs)
+        if self.out_of_time():
+            self.note_time("follow-up checks not made")
+        else:
+            await follow_up(self.graph, self.call, self.max_calls, self.jobs)
         return self.graph
 
-    async def visit_all(self, paths: list[tuple[Move, ...]]) -> list[Visit]:
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    def note_time(self, what: str) -> None:
+        """The bound ``max_time`` hit, with what it cut off (replacing what was said before)."""
+        head = f"max time ({self.max_time:g} s)"
+        self.graph.bounds[:] = [b for b in self.graph.bounds if not b.startswith(head)]
+        self.graph.bounds.append(f"{head}: {what}")
+
+    async def visit_all(self, paths: list[tuple[Move, ...]]) -> list[Visit | None]:
+        """Each path's call (None: not made, ``max_time`` ran out)."""
         gate = asyncio.Semaphore(self.jobs)
 
-        async def one(path: tuple[Move, ...]) -> Visit:
+        async def one(path: tuple[Move, ...]) -> Visit | None:
             async with gate:
-                return await self.visit(path)
+                return None if self.out_of_time() else await self.visit(path)
 
         visits = await asyncio.gather(*(one(path) for path in paths))
-        self.graph.calls += len(paths)
+        self.graph.calls += sum(v is not None for v in visits)
         return list(visits)
 
     def grow(
-        self, frontier: list[tuple[str, tuple[Move, ...]]], visits: list[Visit]
+        self, frontier: list[tuple[str, tuple[Move, ...]]], visits: list[Visit | None]
     ) -> list[tuple[str, tuple[Move, ...]]]:
         """Record each path's edge; the next level's paths, from the states found first."""
         following: list[tuple[str, tuple[Move, ...]]] = []
+        cut = sum(v is None for v in visits)
+        if cut:
+            self.cut += cut
+            self.note_time(f"{self.cut} paths not followed")
+            return []
         for (source, path), visit in zip(frontier, visits, strict=True):
+            assert visit is not None
             reached = visit.states[len(path)] if len(visit.states) > len(path) else None
             if reached is None:
                 self.add_edge(source, path, None, visit)
@@ -182,11 +211,26 @@ class Crawler:
         report = await place_call(settings, self.store, listener=listen)
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
         states, heard, tail = hearing(workflows, self.masker)
+        del workflows[:]  # the call's Workflows are not needed once its states are read
+        states = [self.known(state) for state in states]
         self.done = Progress(self.done.calls + 1, len(self.graph.states),
                              self.done.errors + bool(errors))  # fmt: skip
         if self.progress is not None:
             self.progress(self.done)
         return Visit(tuple(states), report.end_reason, report.call_id, errors, heard, tail)
+
+    def known(self, state: State) -> State:
+        """The one object of ``state`` (at most ``MAX_KNOWN`` remembered)."""
+        found = self._known.get(state)
+        if found is None:
+            if len(self._known) >= MAX_KNOWN:
+                self._known.clear()
+            found = self._known[state] = self.graph.states.get(state.id, state)
+        return found
+
+
+MAX_KNOWN = 4096
+"""Distinct states a crawl remembers the one object of."""
 
 
 def answered_workflow(payload: JSONObject) -> Workflow | None:

@@ -10,21 +10,23 @@ the call deadline. A failure's key is its rule and the state the bot was waiting
 (``explore.states``: the masked prompts and the choices). Each key raises an exception class of
 its own, so that Hypothesis tells the failures apart and shrinks each one to its minimal example
 (``report_multiple_bugs``); the smallest caller seen for each key (fewest steps, then fewest
-keys) is kept. The Hypothesis run is bounded by ``budget`` examples; shrinking is bounded by
-Hypothesis itself.
+keys) is kept. The Hypothesis run is bounded by ``budget`` examples and ``max_time`` seconds
+(past it, Hypothesis's examples are rejected without a call, and the search ends); shrinking is
+bounded by Hypothesis itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
 import aiohttp
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import HypothesisException
@@ -50,6 +52,9 @@ class Search:
     problem: str | None = None
     unconfirmed: set[Key] = field(default_factory=set)
     """The failures that did not come again when their caller was replayed."""
+    bounds: list[str] = field(default_factory=list)
+    """The bounds that cut the search short, with what they cut off."""
+    timed_out: bool = False
 
 
 class FuzzFailure(Exception):
@@ -90,10 +95,15 @@ class Fuzzer:
     masker: Masker = DEFAULT_MASKER
     progress: Callable[[Search], None] | None = None
     found: Search = field(default_factory=Search)
+    max_time: float | None = None
+    """Seconds the search may take (None: no bound); no call starts after them."""
+    clock: Callable[[], float] = time.monotonic
+    deadline: float | None = None
 
     def run(self) -> Search:
         """Search, shrink every failure, then replay and tidy each (``scenarios.tidy``). Call
         from a thread with no running event loop."""
+        self.deadline = None if self.max_time is None else self.clock() + self.max_time
         loop = asyncio.new_event_loop()
         try:
             http = loop.run_until_complete(_session())
@@ -131,10 +141,14 @@ class Fuzzer:
             pass
         except BaseExceptionGroup as group:
             rest = group.subgroup(lambda e: not isinstance(e, FuzzFailure))
-            if rest is not None:
+            if rest is not None and not self.found.timed_out:
                 self.found.problem = _problem(rest.exceptions[0])
         except HypothesisException as e:
-            self.found.problem = _problem(e)
+            if not self.found.timed_out:  # the examples rejected past max_time
+                self.found.problem = _problem(e)
+        if self.found.timed_out:
+            self.found.bounds.append(f"max time ({self.max_time:g} s): the search stopped "
+                                     f"after {self.found.calls} calls")  # fmt: skip
 
     def _replayer(self, http: aiohttp.ClientSession) -> Replay:
         async def replay(steps: tuple[Step, ...], faults: PlatformFaults) -> Failure | None:
@@ -148,6 +162,9 @@ class Fuzzer:
     def _one(
         self, data: st.DataObject, loop: asyncio.AbstractEventLoop, http: aiohttp.ClientSession
     ) -> None:
+        if self.deadline is not None and self.clock() >= self.deadline:
+            self.found.timed_out = True
+            reject()  # no call: Hypothesis is told this example does not count
         faults = data.draw(FAULTS, label="faults") if self.faults else NO_FAULTS
         listening = Listening(self.masker)
         drawn = DrawnSteps(lambda: draw_step(data, listening.state), self.max_steps)

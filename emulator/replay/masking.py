@@ -65,6 +65,8 @@ DEFAULT_KINDS: tuple[Kind, ...] = (
 DEFAULT_MASKS: tuple[tuple[str, str], ...] = tuple((k.finds, k.key) for k in DEFAULT_KINDS)
 """(pattern, key), as ``emulator.explore.states.DEFAULT_MASKS`` has them."""
 
+MAX_MASKED = 1024
+"""Distinct texts a ``Masker`` remembers the masked form of."""
 _SPECIAL = frozenset("\\.^$*+?{}[]|()")
 
 
@@ -82,6 +84,8 @@ class Masker:
 
     extra: tuple[str, ...] = ()
     _kinds: tuple[tuple[re.Pattern[str], Kind], ...] = field(init=False, repr=False)
+    _masked: dict[str, str] = field(init=False, repr=False, compare=False)
+    """``text``'s answers: a prompt heard in many calls is masked once, and kept once."""
 
     def __post_init__(self) -> None:
         if len(self.extra) > MAX_PATTERNS:
@@ -97,6 +101,7 @@ class Masker:
             kinds.append((compiled, Kind("extra", pattern, "<masked>", f"(?i:{pattern})")))
         kinds += [(compile_pattern(k.finds, re.IGNORECASE), k) for k in DEFAULT_KINDS]
         object.__setattr__(self, "_kinds", tuple(kinds))
+        object.__setattr__(self, "_masked", {})
 
     def segments(self, text: str) -> list[Segment]:
         """``text`` cut into plain pieces and volatile parts, in order; joined, they are
@@ -108,9 +113,17 @@ class Masker:
 
     def text(self, value: str) -> str:
         """The masked key of ``value``: case-folded, white space made one space, each volatile
-        part replaced by its key (``<id>``, ``<date>``, ``<time>``, ``#``, ``<masked>``)."""
+        part replaced by its key (``<id>``, ``<date>``, ``<time>``, ``#``, ``<masked>``). The
+        same text gives the same object (the last ``MAX_MASKED`` texts are remembered)."""
+        known = self._masked.get(value)
+        if known is not None:
+            return known
         folded = " ".join(value.split()).casefold()
-        return "".join(kind.key if kind else piece for piece, kind in self.segments(folded))
+        masked = "".join(kind.key if kind else piece for piece, kind in self.segments(folded))
+        if len(self._masked) >= MAX_MASKED:
+            self._masked.clear()
+        self._masked[value] = masked
+        return masked
 
     def volatile(self, value: str) -> bool:
         """Whether ``value`` has a volatile part."""

@@ -35,7 +35,8 @@ def make_app(
     identity = IdentityService.from_config(config, clock=clock)
     identity.keys.current()  # generate (or load) the signing key before serving
     placeholders = config.placeholders()
-    connector = ConnectorState(service_url=placeholders.base_url, clock=clock)
+    connector = ConnectorState(service_url=placeholders.base_url, clock=clock,
+                               limits=config.limits)  # fmt: skip
     verifier = identity_verifier(  # tokens of either profile's token endpoint are accepted
         identity.keys,
         [config.placeholders(p) for p in Profile],

@@ -56,7 +56,7 @@ from emulator.connector.errors import ConnectorError
 from emulator.connector.sender import TokenKind
 from emulator.findings import Finding
 from emulator.guard import GUARD, SECRET_HEADER
-from emulator.jsonutil import JSON, JSONObject
+from emulator.jsonutil import JSONObject
 from emulator.manifest.check import (
     DEFAULT_CONSUMER,
     SkillCheckError,
@@ -65,6 +65,7 @@ from emulator.manifest.check import (
     pick_endpoint,
 )
 from emulator.service.directline import directline_document
+from emulator.service.memory import give_back
 from emulator.service.signin import arm_sign_in
 from emulator.service.state import CONTROL, EMULATOR, MAX_URL, Emulator, config_document
 from emulator.transcripts.store import TranscriptError
@@ -127,6 +128,7 @@ async def _reset(request: web.Request) -> web.Response:
     emulator.opened.clear()
     if DIRECTLINE in request.app:
         request.app[DIRECTLINE].reset()
+    give_back()  # what was freed goes back to the system, not only to the heap
     return web.json_response({"status": "reset"})
 
 
@@ -277,8 +279,7 @@ async def _activities(request: web.Request) -> web.Response:
         after = int(request.query.get("after", "0"))
     except ValueError:
         raise web.HTTPBadRequest(text="after is a number") from None
-    activities: list[JSON] = list(conversation.activities[after:])
-    return web.json_response({"activities": activities, "next": after + len(activities)})
+    return web.json_response(conversation.since(after))
 
 
 # --- probe auth ---------------------------------------------------------------------------------

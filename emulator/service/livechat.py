@@ -122,6 +122,11 @@ class LiveChat:
             if side == "bot" and activity.get("type") == "endOfConversation":
                 self._ended(session, conversation_id, activity)
 
+    def session(self, ws: web.WebSocketResponse, request: web.Request) -> Session:
+        """A new socket's session, its outbox bounded by ``MemoryLimits.outbox_bytes``."""
+        limit = self.emulator.config.limits.outbox_bytes
+        return Session(ws, request.transport, max(limit, 2 * MAX_FRAME))
+
     def bots(self) -> list[JSON]:
         """The registered bots with a messaging endpoint."""
         return [{"app_id": b.app_id, "name": b.name or b.app_id, "endpoint": b.endpoint,
@@ -401,7 +406,7 @@ async def _socket(request: web.Request) -> web.StreamResponse:
         return refused
     ws = web.WebSocketResponse(protocols=(PROTOCOL,), heartbeat=30.0, max_msg_size=MAX_FRAME)
     await ws.prepare(request)
-    session = Session(ws)
+    session = live.session(ws, request)
     live.sessions.add(session)
     tasks = [asyncio.create_task(session.write()), asyncio.create_task(live.work(session))]
     session.push(live.ready())

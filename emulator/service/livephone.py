@@ -148,7 +148,7 @@ async def _socket(request: web.Request) -> web.StreamResponse:
         return refused
     ws = web.WebSocketResponse(protocols=(PROTOCOL,), heartbeat=30.0, max_msg_size=MAX_FRAME)
     await ws.prepare(request)
-    session = Session(ws)
+    session = chat.session(ws, request)
     chat.sessions.add(session)  # counts among the live sockets
     line = Line(phone, session)
     writer = asyncio.create_task(session.write())

@@ -80,6 +80,7 @@ def open_chat(tab: Tab, bot: str | None = None) -> tuple[Page, Locator]:
     response = page.goto("/#/chat")
     assert response is not None and response.status == 200
     log = page.locator("#livechat-log")
+    page.get_by_role("button", name="Start", exact=True).click()  # loading the page starts none
     expect(log.locator('[data-type="conversationUpdate"]')).to_have_count(1)
     if bot is not None:
         choose(page, bot)
@@ -330,6 +331,40 @@ def test_a_page_on_another_origin_cannot_open_the_chat(live: ChatBotemu, tab: Ta
     read = page.evaluate("""(url) => fetch(url).then((r) => r.text()).catch((e) => 'blocked: ' + e.name)""",
                          live.url("/"))  # fmt: skip
     assert read.startswith("blocked")
+
+
+def test_a_page_on_another_origin_that_opens_the_chat_starts_no_conversation(
+    live: ChatBotemu, tab: Tab
+) -> None:
+    """The page may be opened by anyone (a link, ``window.open``): loading it starts nothing;
+    the person does, with Start or a first message."""
+    async def evil_page(request: web.Request) -> web.Response:
+        return web.Response(text="<!doctype html><title>evil</title>", content_type="text/html")
+
+    evil = web.Application()
+    evil.router.add_get("/", evil_page)
+    port = free_port()
+    live.run(live._serve(evil, port))
+    page = tab.page
+    page.goto(f"http://localhost:{port}/")
+    chat = live_chat(live)
+    connector = chat.emulator.connector
+    before = len(connector._conversations)
+    with page.context.expect_page() as opened:
+        page.evaluate("(url) => { window.open(url); }", live.url("/#/chat"))
+    popup = opened.value
+    expect(popup.locator("#livechat-state")).to_have_text("connected")
+    expect(popup.get_by_role("button", name="Start", exact=True)).to_be_enabled()
+    popup.wait_for_timeout(300)  # a start frame, were one sent, would be acted on by now
+    assert chat.live == {} and len(connector._conversations) == before
+    expect(popup.locator('#livechat-log [data-type="conversationUpdate"]')).to_have_count(0)
+    popup.get_by_label("Message", exact=True).fill("hello")  # the person's first message
+    popup.get_by_role("button", name="Send", exact=True).click()
+    log = popup.locator("#livechat-log")
+    expect(log.locator('[data-type="conversationUpdate"]')).to_have_count(1)
+    expect(log.locator('[data-from="bot"]', has_text="echo: hello")).to_have_count(1)
+    expect(popup.get_by_role("button", name="Restart", exact=True)).to_be_visible()
+    popup.close()
 
 
 def test_the_standalone_log_view_says_it_has_no_chat(live: ChatBotemu, tab: Tab) -> None:

@@ -43,7 +43,7 @@ export class LiveChatPage {
     this.bots = h('select', { id: 'livechat-bot', 'aria-label': 'Bot', onchange: () => this.start() });
     this.channel = h('select', { id: 'livechat-channel', 'aria-label': 'Channel', title: 'The channel id of the next conversation, and its shape', onchange: () => this.start() },
       ...CHANNELS.map((c) => h('option', { value: c }, c)));
-    this.restart = h('button', { type: 'button', id: 'livechat-restart', onclick: () => this.start() }, 'Restart');
+    this.restart = h('button', { type: 'button', id: 'livechat-restart', onclick: () => this.start() }, 'Start');
     this.conversation = h('a', { id: 'livechat-conversation', class: 'mono', 'aria-label': 'Open the conversation in the log view' });
     this.state = h('span', { id: 'livechat-state', class: 'muted', role: 'status' }, 'connecting…');
     this.reconnect = h('button', { type: 'button', hidden: true, onclick: () => this.connect() }, 'Reconnect');
@@ -85,8 +85,10 @@ export class LiveChatPage {
     switch (frame.op) {
       case 'ready':
         this.menu.limits = frame.limits ?? {};
-        this.fillBots(frame.bots ?? []);
-        this.start();
+        this.fillBots(frame.bots ?? []); // the person starts a conversation: Start, or a first message
+        this.conversationId = null; // a new socket holds no conversation yet
+        this.starting = false;
+        this.restart.textContent = 'Start';
         break;
       case 'bots':
         this.fillBots(frame.bots ?? []);
@@ -101,6 +103,7 @@ export class LiveChatPage {
         this.answer(frame);
         break;
       case 'refused':
+        if (this.pending.get(frame.ref)?.kind === 'start') this.starting = false;
         this.refused(frame);
         break;
       case 'signin':
@@ -112,9 +115,6 @@ export class LiveChatPage {
         break;
       case 'findings':
         this.attach(frame.activity_id, findingsView(frame.findings ?? []));
-        break;
-      case 'dropped':
-        this.log.append(h('p', { class: 'activity-note muted' }, `${frame.count} activities were left out: the page read too slowly`));
         break;
       default:
         break;
@@ -129,9 +129,11 @@ export class LiveChatPage {
   }
 
   start() {
-    if (!this.bots.value) return;
+    if (!this.bots.value) return false;
     const ref = this.socket?.send({ op: 'start', app_id: this.bots.value, channel: this.channel.value });
     if (ref) this.pending.set(ref, { kind: 'start', type: 'conversationUpdate' });
+    if (ref) this.starting = true;
+    return Boolean(ref);
   }
 
   started(frame) {
@@ -139,6 +141,8 @@ export class LiveChatPage {
     this.conversation.textContent = frame.conversation_id;
     this.conversation.setAttribute('href', `#/calls/${encodeURIComponent(frame.conversation_id)}`);
     this.root.dataset.conversation = frame.conversation_id;
+    this.restart.textContent = 'Restart';
+    this.starting = false;
     this.log.replaceChildren();
     this.problem.hidden = true;
     this.stopTyping();
@@ -157,6 +161,7 @@ export class LiveChatPage {
       this.showProblem(`The text is ${activity.text.length} characters: the web chat sends at most ${limit}.`);
       return false;
     }
+    if (!this.conversationId && !this.starting && !this.start()) return false; // the first message starts one
     const ref = this.socket?.send({ op: 'send', activity });
     if (!ref) return false;
     this.pending.set(ref, { kind: 'send', type: activity.type });
