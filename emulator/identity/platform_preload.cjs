@@ -1,14 +1,15 @@
 'use strict';
 // botemu's node preload (docs/sdk.md, "The platform's hosts"): given with
 //   NODE_OPTIONS=--require <this file>   BOTEMU_PLATFORM_ADDRESS=127.0.0.1:<port>
-// it sends node's TLS connections to the platform's identity hosts to botemu's listener, which
-// answers them with botemu's keys and tokens under a certificate from botemu's CA (trusted
-// through NODE_EXTRA_CA_CERTS). The host is still named by SNI and checked as usual. Every other
+// it sends node's TLS connections to the platform's identity hosts and its user token service to
+// botemu's listener, which answers them with botemu's keys, tokens and token service under a
+// certificate from botemu's CA (trusted through NODE_EXTRA_CA_CERTS). The host is still named by SNI and checked as usual. Every other
 // connection is left alone. Without BOTEMU_PLATFORM_ADDRESS it does nothing.
 const tls = require('tls');
 
-const HOSTS = new Set([
+const HOSTS = new Set([  // PLATFORM_HOSTS of emulator/identity/wellknown.py
   'login.botframework.com', 'login.microsoftonline.com', 'login.windows.net', 'sts.windows.net',
+  'api.botframework.com',
 ]);
 const found = /^\[?([^\]]+)\]?:(\d{1,5})$/.exec(process.env.BOTEMU_PLATFORM_ADDRESS || '');
 
