@@ -165,7 +165,7 @@ class MemoryLimits:
     """Bytes of stored attachments and uploads, every bot together; past it, 413."""
     attachment_bytes_per_bot: int = 64 * MiB
     """Bytes of stored attachments and uploads of one bot's conversations; past it, 413."""
-    activities_kept: int = 500
+    activities_kept: int = 100
     """Activities of one conversation kept in memory (the last ones); every one stays in the
     transcript store."""
     outbox_bytes: int = 8 * MiB

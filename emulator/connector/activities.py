@@ -142,7 +142,7 @@ class ActivityOps(StateCore):
 
     stream_limits = StreamLimits()
     """The bounds of a streamed reply (``streams.StreamLimits``)."""
-    activities_kept = 500
+    activities_kept = 100
     """Activities of one conversation kept in memory, the last ones (``MemoryLimits``)."""
 
     def post_activity(

@@ -130,6 +130,8 @@ class ConnectorRecorder:
         parsed: JSON,
     ) -> None:
         headers = self._headers(request)
+        if body is not None and response.status == 413 and len(body) > REFUSED_BODY:
+            body = body[:REFUSED_BODY]  # refused as too big: its head is enough to tell what it was
         text, blob = _text_or_blob(body)
         operation = (request.match_info.route.name or "").removeprefix("connector.")
         sent: JSONObject = {
@@ -229,12 +231,18 @@ def _warnings(operation: str, request: web.Request, parsed: JSON) -> list[str]:
         return []
 
 
+REFUSED_BODY = 64 * 1024
+"""Bytes of a body refused as too big (413) that the transcript keeps: its head."""
+
+
 def _text_or_blob(data: bytes | None) -> tuple[str | None, bytes | None]:
     if data is None:
         return None, None
     try:
         return data.decode("utf-8"), None
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as e:
+        if e.start >= len(data) - 3:  # a head cut inside a character
+            return data[: e.start].decode("utf-8", "replace"), None
         return None, data
 
 

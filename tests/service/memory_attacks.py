@@ -1,0 +1,140 @@
+"""Attacks on a running botemu's memory, each run in a fresh process by ``test_memory.py``:
+``python -m tests.service.memory_attacks CASE DIR`` prints JSON with the resident size (bytes)
+at the start, after the attack and after ``POST /_botemu/reset``, and what the attack was told.
+
+- ``attachments``: a registered bot uploads 150 attachments of 2.8 MiB through the connector;
+- ``slow-page``: a web chat page that never reads its socket while the bot posts 1,200
+  activities of 250 KB to its conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
+from emulator.service import EMULATOR, make_app
+from emulator.service.livechat import LIVE_CHAT_PATH, LIVECHAT
+from emulator.service.state import USER
+from emulator.transcripts.store import TranscriptStore
+from tests.support import control_headers, free_port
+
+BOT = anonymous_app_id(1)
+
+
+def rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+async def bot_app() -> web.Application:
+    async def handle(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(status=200)
+
+    app = web.Application()
+    app.router.add_post("/api/messages", handle)
+    return app
+
+
+async def serve(app: web.Application, port: int) -> web.AppRunner:
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner
+
+
+async def attachments(app: web.Application, base: str, out: dict[str, Any]) -> None:
+    conversation = app[EMULATOR].connector.open_conversation(BOT, USER)
+    body = json.dumps({"type": "image/png", "name": "x.png",
+                       "originalBase64": base64.b64encode(bytes(2_936_012)).decode()})  # fmt: skip
+    statuses: dict[int, int] = {}
+    async with aiohttp.ClientSession() as http:
+        for _ in range(150):
+            async with http.post(f"{base}/v3/conversations/{conversation.id}/attachments",
+                                 data=body, headers={"Content-Type": "application/json"}) as r:  # fmt: skip
+                statuses[r.status] = statuses.get(r.status, 0) + 1
+                if r.status == 413:
+                    out["error"] = (await r.json())["error"]["code"]
+    out["statuses"] = statuses
+
+
+def ws_frame(text: str) -> bytes:
+    """A masked client text frame."""
+    data = text.encode()
+    head = bytes([0x81, 0x80 | 126]) + len(data).to_bytes(2, "big") if len(data) > 125 \
+        else bytes([0x81, 0x80 | len(data)])  # fmt: skip
+    return head + bytes(4) + data  # a zero mask leaves the data as it is
+
+
+async def slow_page(app: web.Application, base: str, port: int, out: dict[str, Any]) -> None:
+    token = app[LIVECHAT].page_token
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall((f"GET {LIVE_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                  "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                  f"Sec-WebSocket-Protocol: botemu.live.v1, botemu.secret.{token}\r\n\r\n"
+                  ).encode())  # fmt: skip
+    await asyncio.sleep(0.2)
+    sock.sendall(ws_frame(json.dumps({"op": "start", "app_id": BOT, "ref": 1})))
+    live = app[LIVECHAT].live
+    for _ in range(100):
+        if live:
+            break
+        await asyncio.sleep(0.05)
+    conversation_id = next(iter(live))
+    session = live[conversation_id]
+    connector = app[EMULATOR].connector
+    for i in range(1200):  # each text its own, as from the bot's requests
+        text = f"{i:05d}" + "x" * 250_000
+        connector.post_activity(conversation_id, {"type": "message", "text": text})
+        if i % 20 == 0:
+            await asyncio.sleep(0)
+    out["peak_rss_during"] = rss()
+    await asyncio.sleep(0.5)
+    out["closed"] = session.ws.closed
+    out["close_code"] = session.ws.close_code
+    out["behind"] = session.behind
+    out["kept"] = len(connector.conversation(conversation_id).activities)
+    sock.close()
+    await asyncio.sleep(0.5)
+
+
+async def main(case: str, folder: Path) -> dict[str, Any]:
+    port, bot_port = free_port(), free_port()
+    bot = BotRegistration(BOT, "", f"http://127.0.0.1:{bot_port}/api/messages", anonymous=True)
+    config = ServiceConfig(port=port, bots=(bot,), certs_dir=folder / "certs")
+    store = TranscriptStore(folder / "t.db", write_behind=True)
+    app = make_app(config, store)
+    runners = [await serve(app, port), await serve(await bot_app(), bot_port)]
+    base = f"http://127.0.0.1:{port}"
+    out: dict[str, Any] = {"start": rss()}
+    if case == "attachments":
+        await attachments(app, base, out)
+    else:
+        await slow_page(app, base, port, out)
+    out["after"] = rss()
+    headers = {**control_headers(app), "Content-Type": "application/json"}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{base}/_botemu/reset", data="{}", headers=headers) as r:
+            out["reset"] = r.status
+    out["after_reset"] = rss()
+    for runner in runners:
+        await runner.cleanup()
+    store.close()
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1], Path(sys.argv[2])))))
