@@ -131,7 +131,8 @@ class ConnectorRecorder:
     ) -> None:
         headers = self._headers(request)
         if body is not None and response.status == 413 and len(body) > REFUSED_BODY:
-            body = body[:REFUSED_BODY]  # refused as too big: its head is enough to tell what it was
+            body = body[:REFUSED_BODY].decode("utf-8", "ignore").encode()  # refused as too big:
+            # its head (a character cut in two left out) tells what it was
         text, blob = _text_or_blob(body)
         operation = (request.match_info.route.name or "").removeprefix("connector.")
         sent: JSONObject = {
@@ -240,9 +241,7 @@ def _text_or_blob(data: bytes | None) -> tuple[str | None, bytes | None]:
         return None, None
     try:
         return data.decode("utf-8"), None
-    except UnicodeDecodeError as e:
-        if e.start >= len(data) - 3:  # a head cut inside a character
-            return data[: e.start].decode("utf-8", "replace"), None
+    except UnicodeDecodeError:
         return None, data
 
 
