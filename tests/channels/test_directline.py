@@ -261,8 +261,8 @@ async def test_a_socket_that_stops_reading_is_closed_and_the_others_go_on(
     ws = await running.client.ws_connect(stream)
     outbox = next(iter(conversation.sockets))
     for n in range(40):  # pushed faster than anyone reads
-        outbox.push({"activities": [{"type": "message", "text": str(n)}], "watermark": str(n)})
-    assert outbox.behind and outbox.queue.qsize() <= 4
+        outbox.push({"activities": [{"type": "message", "text": str(n)}], "watermark": str(n)}, 60)
+    assert outbox.behind and outbox.queue.qsize() <= 1  # what waited was let go at once
     closed = None
     for _ in range(20):
         message = await ws.receive(timeout=10)
@@ -273,6 +273,25 @@ async def test_a_socket_that_stops_reading_is_closed_and_the_others_go_on(
     status, _ = await running.call("GET", f"/conversations/{conversation.id}/activities",
                                    started["token"])  # fmt: skip
     assert status == 200
+
+
+async def test_a_socket_is_bounded_by_bytes_too(running: Running) -> None:
+    """A client that stops reading while the bot sends large activities: the socket's outbox
+    holds at most ``Limits.outbox_bytes`` of them, then the socket is closed (1008)."""
+    running.service.limits = replace(running.service.limits, outbox_bytes=64 * 1024)
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = running.service.conversations[started["conversationId"]]
+    ws = await running.client.ws_connect(started["streamUrl"].split(str(running.client.port), 1)[1])
+    outbox = next(iter(conversation.sockets))
+    big = "x" * 20_000
+    for n in range(10):
+        running.service._heard(conversation.id, {"type": "message", "text": big, "id": str(n)})
+    assert outbox.behind and outbox.queued == 0
+    for _ in range(20):
+        message = await ws.receive(timeout=10)
+        if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+            break
+    assert ws.close_code == 1008
 
 
 async def test_a_user_unknown_at_the_start_joins_with_their_first_activity(

@@ -354,4 +354,8 @@ async def _write(
             await socket.close(code=1008, message=b"the client fell behind: reconnect with "
                                b"the last watermark")  # fmt: skip
             return
-        await socket.send_json(getter.result())
+        got = getter.result()
+        assert isinstance(got, tuple)
+        item: JSONObject = got[0]
+        outbox.taken(int(got[1]))
+        await socket.send_json(item)

@@ -31,7 +31,7 @@ from emulator.config import BotRegistration
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState
 from emulator.connector.sender import BotAnswer
-from emulator.jsonutil import JSON, JSONObject, copy_object
+from emulator.jsonutil import JSON, JSONObject, copy_object, dumps
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,7 @@ class Limits:
     sockets: int = 64
     sockets_per_conversation: int = 4
     outbox: int = 256
+    outbox_bytes: int = 8 * 1024 * 1024
     requests_per_minute: int = 1200
 
 
@@ -55,18 +56,37 @@ Record = Callable[[str, str, JSONObject], None]
 
 @dataclass(eq=False)
 class Outbox:
-    """One socket's queue of ActivitySets; ``behind`` once it overflowed."""
+    """One socket's queue of ActivitySets (at most ``Limits.outbox`` of them and
+    ``max_bytes`` of their JSON); ``behind`` once it overflowed: the queue is dropped and the
+    socket's writer closes the socket."""
 
-    queue: asyncio.Queue[JSONObject]
+    queue: asyncio.Queue[tuple[JSONObject, int]]
+    max_bytes: int = 8 * 1024 * 1024
+    queued: int = 0
     behind: bool = False
 
-    def push(self, item: JSONObject) -> None:
+    def push(self, item: JSONObject, size: int) -> None:
         if self.behind:
             return
+        if self.queued + size > self.max_bytes:
+            self._overflow()
+            return
         try:
-            self.queue.put_nowait(item)
+            self.queue.put_nowait((item, size))
         except asyncio.QueueFull:
-            self.behind = True  # the socket's writer sees it and closes the socket
+            self._overflow()
+            return
+        self.queued += size
+
+    def taken(self, size: int) -> None:
+        self.queued -= size
+
+    def _overflow(self) -> None:
+        self.behind = True
+        while not self.queue.empty():  # what waited is let go at once, not when the writer looks
+            self.queue.get_nowait()
+        self.queue.put_nowait(({}, 0))  # wakes the writer, which sees ``behind`` and closes
+        self.queued = 0
 
 
 @dataclass(eq=False)
@@ -313,8 +333,10 @@ class DirectLine:
         conversation.log.append((conversation.next, activity, only))
         conversation.next += 1
         item: JSONObject = {"activities": [activity], "watermark": str(conversation.next)}
-        for outbox in list(conversation.sockets):
-            outbox.push(item)
+        if conversation.sockets:
+            size = len(dumps(item))
+            for outbox in list(conversation.sockets):
+                outbox.push(item, size)
 
     def _count(self, conversation: Conversation) -> None:
         """At most ``requests_per_minute`` of a conversation's requests (429 above)."""
@@ -334,7 +356,7 @@ class DirectLine:
         if len(conversation.sockets) >= self.limits.sockets_per_conversation:
             raise DirectLineError(429, "TooManyRequests", "this conversation has "
                                   f"{len(conversation.sockets)} sockets open")  # fmt: skip
-        outbox = Outbox(asyncio.Queue(self.limits.outbox))
+        outbox = Outbox(asyncio.Queue(self.limits.outbox + 1), self.limits.outbox_bytes)
         conversation.sockets.add(outbox)
         self.sockets += 1
         return outbox
