@@ -42,7 +42,9 @@ def say(chat: Process, text: str, answer: str) -> str:
 def claims(token: str) -> dict[str, Any]:
     """The claims of a JWT (the sample shows the token; botemu signed it)."""
     payload = token.split(".")[1]
-    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    decoded: dict[str, Any] = json.loads(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
     return decoded
 
 

@@ -55,7 +55,9 @@ def test_the_agent_signs_in_says_the_users_name_and_signs_out(auto_signin: Pair)
         say(chat, "-logout", r"user logged out")
         out = "\n".join(chat.since(0))
     except AssertionError as e:
-        raise AssertionError(f"{e}\nthe agent said:\n" + "\n".join(agent.process.since(mark))) from None
+        raise AssertionError(
+            f"{e}\nthe agent said:\n" + "\n".join(agent.process.since(mark))
+        ) from None
     finally:
         chat.stop()
     assert "  ! " not in out, out

@@ -64,7 +64,9 @@ def test_the_sample_signs_in_shows_the_users_token_and_signs_out(sample: Pair) -
         say(chat, "logout", r"You have been signed out\.")
         out = "\n".join(chat.since(0))
     except AssertionError as e:
-        raise AssertionError(f"{e}\nthe sample said:\n" + "\n".join(bot.process.since(mark))) from None
+        raise AssertionError(
+            f"{e}\nthe sample said:\n" + "\n".join(bot.process.since(mark))
+        ) from None
     finally:
         chat.stop()
     assert "You are now logged in." in out and "  ! " not in out, out

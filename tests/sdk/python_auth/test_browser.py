@@ -35,7 +35,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Botemu, S
 def test_signing_in_from_the_web_chat(sample: tuple[Botemu, Sample]) -> None:
     from tests.logview.conftest import launched
 
-    emulator, bot = sample
+    emulator, _ = sample
     with launched() as browser:
         context = browser.new_context(base_url=emulator.url)
         context.set_default_timeout(TIMEOUT_MS)
