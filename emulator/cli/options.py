@@ -46,7 +46,8 @@ def service_options(parser: argparse.ArgumentParser) -> None:
                          help="tokens carry botemu's own issuer URLs instead (docs/sdk.md)")  # fmt: skip
     parser.add_argument("--endorse", action="append", default=None, metavar="CHANNEL",
                         help="publish the signing keys endorsed for these channel ids only "
-                        "(repeatable; list botemu, the channel of every activity botemu sends)")  # fmt: skip
+                        "(repeatable; list the channels of your conversations: webchat, the "
+                        "default, directline, emulator, msteams)")  # fmt: skip
     parser.add_argument("--oauth-connection", action="append", default=None, metavar="NAME",
                         help="an OAuth connection of the user token service, with the default "
                         "test users (repeatable; the file's oauth_connections say more; "
