@@ -1,0 +1,147 @@
+"""Benchmark of how deep ``botemu fuzz`` finds bugs: calls to the first failure.
+
+Starts every bot of ``tests/bots/deep_bots.py`` (one planted bug each, 1 to 4 steps deep: keys,
+silence, speech, digit strings at their boundary, a hang-up at a moment) in a process of its
+own, then for each bot and each seed (``--seeds``, 1 to N) runs, one call at a time:
+- the fuzzer (``emulator.fuzz.search.Fuzzer``, no database of examples, ``--seed`` the seed),
+  stopped at its first failure: the calls it took;
+- the baseline, a uniform random walk: at every waiting point one of the moves the bot offers
+  in that state (``emulator.explore.edges.moves``: its choices by key and by speech, one wrong
+  key, silence past its timeout, digits, a hang-up), drawn with ``random.Random(seed)``, until
+  the bot ends the call or ``--max-steps`` steps; the calls until one fails.
+Both have ``--budget`` calls. Prints, per bot and per depth, the median calls to find the bug
+(a search that did not find it counts as more than the budget) and the share of searches that
+found it within the budget. Asserts nothing. Run from the project root:
+``python benchmarks/fuzz_depth.py [--seeds 20] [--budget 1000] [--only NAME,...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import cast
+
+import aiohttp
+from support import free_port, wait_for
+
+from emulator.calling.caller import CallerScript, Press, Step
+from emulator.calling.faults import NO_FAULTS
+from emulator.calling.session import CallSettings, place_call
+from emulator.explore.edges import moves
+from emulator.fuzz.caller import DrawnSteps, Listening
+from emulator.fuzz.search import Fuzzer, Search
+from emulator.fuzz.verdict import judge
+from emulator.transcripts.store import TranscriptStore
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.bots.deep_bots import BUGS  # noqa: E402
+
+
+@contextmanager
+def deep_bot(name: str) -> Iterator[str]:
+    port = free_port()
+    bot = subprocess.Popen([sys.executable, "-m", "tests.bots.deep_bots", name, "--port",
+                            str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        yield f"http://127.0.0.1:{port}/api/calls"
+    finally:
+        bot.terminate()
+        bot.wait()
+
+
+class Found(BaseException):
+    """The first failure came: ends the search there (not an Exception: Hypothesis lets it by)."""
+
+
+def fuzz_calls(url: str, store: TranscriptStore, seed: int, budget: int, steps: int) -> int | None:
+    def progress(search: Search) -> None:
+        if search.failures:
+            raise Found
+
+    fuzzer = Fuzzer(CallSettings(bot_url=url, seed=seed), store, budget=budget, seed=seed,
+                    max_steps=steps, progress=progress)  # fmt: skip
+    try:
+        fuzzer.run()
+    except Found:
+        return fuzzer.found.calls
+    return None
+
+
+async def walk_calls(url: str, store: TranscriptStore, seed: int, budget: int,
+                     steps: int) -> int | None:  # fmt: skip
+    rnd = random.Random(seed)
+    async with aiohttp.ClientSession() as http:
+        for n in range(1, budget + 1):
+            listening = Listening()
+            pending: list[Step] = []
+
+            def draw(listening: Listening = listening, pending: list[Step] = pending) -> Step:
+                if not pending and listening.state is None:
+                    pending.append(Press(rnd.choice("0123456789*#")))
+                elif not pending:
+                    move = rnd.choice(moves(listening.state))  # type: ignore[arg-type]
+                    pending.extend(CallerScript.from_inline(move.script).steps)
+                return pending.pop(0)
+
+            drawn = DrawnSteps(draw, steps)
+            call = CallSettings(bot_url=url, seed=seed, caller=CallerScript(
+                cast(tuple[Step, ...], drawn)))  # fmt: skip
+            report = await place_call(call, store, http=http, listener=listening)
+            if judge(report, listening, drawn.steps, NO_FAULTS) is not None:
+                return n
+    return None
+
+
+def median_text(found: list[int | None], budget: int) -> str:
+    value = statistics.median([budget + 1 if n is None else n for n in found])
+    return f">{budget}" if value > budget else f"{value:g}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--budget", type=int, default=1000)
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--only", default="", help="bots by name, comma-separated")
+    options = parser.parse_args()
+    names = [n for n in BUGS if BUGS[n] and (not options.only or n in options.only.split(","))]
+    rows: dict[int, tuple[list[int | None], list[int | None]]] = {}
+    budget = options.budget
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:
+        store = stack.enter_context(TranscriptStore(Path(folder) / "t.db", write_behind=True))
+        for name in names:
+            url = stack.enter_context(deep_bot(name))
+            asyncio.run(wait_for(url))
+            seeds = range(1, options.seeds + 1)
+            fuzz = [fuzz_calls(url, store, s, budget, options.max_steps) for s in seeds]
+            walk = [asyncio.run(walk_calls(url, store, s, budget, options.max_steps))
+                    for s in seeds]  # fmt: skip
+            depth = len(BUGS[name])
+            rows.setdefault(depth, ([], []))[0].extend(fuzz)
+            rows[depth][1].extend(walk)
+            print(f"{name:<11} fuzz median {median_text(fuzz, budget):>6}, found "
+                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; random walk median "
+                  f"{median_text(walk, budget):>6}, found {sum(n is not None for n in walk)}/"
+                  f"{len(walk)}", flush=True)  # fmt: skip
+    print(f"per depth ({options.seeds} seeds, budget {budget}):")
+    for depth in sorted(rows):
+        fuzz, walk = rows[depth]
+        print(f"depth {depth}: fuzz median {median_text(fuzz, budget):>6}, "
+              f"{100 * sum(n is not None for n in fuzz) / len(fuzz):3.0f}% found; random walk "
+              f"median {median_text(walk, budget):>6}, "
+              f"{100 * sum(n is not None for n in walk) / len(walk):3.0f}% found")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
