@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                          "default 5)")  # fmt: skip
     explore.add_argument("--json", type=Path, metavar="FILE",
                          help="write the graph, the findings and the bounds hit as JSON "
-                         "(format 1: emulator/explore/schema.json)")  # fmt: skip
+                         "(format 2: emulator/explore/schema.json)")  # fmt: skip
     explore.add_argument("--write-scenarios", type=Path, metavar="DIR",
                          help="write one scenario per path to a leaf into DIR: its caller "
                          "steps, prompts (volatile parts as patterns), outcomes and ending; "

@@ -19,14 +19,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from emulator.calling.caller import CallerScript
-from emulator.calling.model import PlayPrompt, Recognize, Record, Workflow
+from emulator.calling.model import Hangup, PlayPrompt, Recognize, Record, Reject, Workflow
 from emulator.calling.session import CallSettings, place_call
 from emulator.calling.wire import loads, read_workflow
 from emulator.errors import WireError
 from emulator.explore.edges import Move, moves
 from emulator.explore.graph import START, Check, Edge, Graph, Visit
 from emulator.explore.probes import follow_up
-from emulator.explore.states import DEFAULT_MASKER, Masker, State, observe, prompt_text
+from emulator.explore.states import (
+    DEFAULT_MASKER,
+    Masker,
+    State,
+    observe,
+    prompt_text,
+    said_text,
+)
 from emulator.findings import Severity
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import TranscriptStore
@@ -42,6 +49,7 @@ __all__ = [
     "Crawler",
     "Edge",
     "Graph",
+    "Hearing",
     "Visit",
     "hearing",
     "waiting_points",
@@ -51,18 +59,36 @@ __all__ = [
 def waiting_points(workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER) -> list[State]:
     """The states of a call's Workflows, in order: each recognize or record, with the prompts
     played since the one before."""
-    return hearing(workflows, masker)[0]
+    return hearing(workflows, masker).states
 
 
-def hearing(
-    workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER
-) -> tuple[list[State], tuple[str, ...], tuple[str, ...]]:
-    """A call's waiting points, every prompt it played (masked) and those after the last
-    waiting point."""
+@dataclass(frozen=True, slots=True)
+class Hearing:
+    """What a call's Workflows let the caller hear: its waiting points, every prompt (masked),
+    the prompts after the last waiting point (masked, and as said: at most ``MAX_HEARD``), and
+    how many Workflows in a row at the end played prompts with a callback and never listened."""
+
+    states: list[State]
+    every: tuple[str, ...]
+    tail: tuple[str, ...]
+    said: tuple[str, ...]
+    stalled: int
+
+
+MAX_HEARD = 20
+"""The prompts after the last input an edge keeps as said (a bot that holds for ever plays
+dozens)."""
+
+
+def hearing(workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER) -> Hearing:
+    """A call's waiting points, every prompt it played (masked), those after the last waiting
+    point, and the Workflows at the end that never listened (``Hearing``)."""
     states: list[State] = []
     heard: list[PlayPrompt] = []
     every: list[str] = []
+    stalled = 0
     for workflow in workflows:
+        stalled = stalled + 1 if _stalls(workflow) else 0
         for action in workflow.actions:
             if isinstance(action, PlayPrompt):
                 heard.append(action)
@@ -71,8 +97,19 @@ def hearing(
                 states.append(state)
                 every += state.prompts
                 heard = []
-    tail = tuple(prompt_text(p, masker) for play in heard for p in play.prompts)
-    return states, (*every, *tail), tail
+    prompts = [p for play in heard for p in play.prompts]
+    tail = tuple(prompt_text(p, masker) for p in prompts)
+    said = tuple(said_text(p) for p in prompts[:MAX_HEARD])
+    return Hearing(states, (*every, *tail), tail, said, stalled)
+
+
+def _stalls(workflow: Workflow) -> bool:
+    """Whether ``workflow`` keeps the call going without listening: it has a callback and
+    neither waits for input nor hangs up."""
+    listens = (Recognize, Record, Hangup, Reject)
+    return workflow.callback is not None and not any(
+        isinstance(action, listens) for action in workflow.actions
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +221,11 @@ class Crawler:
     def add_edge(self, source: str, path: tuple[Move, ...], to: str | None, visit: Visit) -> None:
         move = path[-1] if path else Move("call", (), "call")  # no move: the call placed
         steps = tuple(step for m in path for step in m.steps)
-        tail = () if to else visit.tail
-        self.graph.edges.append(Edge(source, move, to, None if to else visit.end, visit.call_id,
-                                     visit.errors, steps, len(path), tail))  # fmt: skip
+        ended = to is None
+        self.graph.edges.append(Edge(source, move, to, visit.end if ended else None,
+                                     visit.call_id, visit.errors, steps, len(path),
+                                     visit.tail if ended else (), visit.said if ended else (),
+                                     visit.stalled if ended else 0))  # fmt: skip
 
     def note_bound(self, bound: str) -> None:
         if bound not in self.graph.bounds:
@@ -210,14 +249,15 @@ class Crawler:
         settings = replace(self.settings, caller=CallerScript.from_inline("; ".join(steps)))
         report = await place_call(settings, self.store, listener=listen)
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
-        states, heard, tail = hearing(workflows, self.masker)
+        heard = hearing(workflows, self.masker)
         del workflows[:]  # the call's Workflows are not needed once its states are read
-        states = [self.known(state) for state in states]
+        states = [self.known(state) for state in heard.states]
         self.done = Progress(self.done.calls + 1, len(self.graph.states),
                              self.done.errors + bool(errors))  # fmt: skip
         if self.progress is not None:
             self.progress(self.done)
-        return Visit(tuple(states), report.end_reason, report.call_id, errors, heard, tail)
+        return Visit(tuple(states), report.end_reason, report.call_id, errors, heard.every,
+                     heard.tail, heard.said, heard.stalled)  # fmt: skip
 
     def known(self, state: State) -> State:
         """The one object of ``state`` (at most ``MAX_KNOWN`` remembered)."""

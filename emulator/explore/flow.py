@@ -19,6 +19,12 @@ from emulator.explore.edges import RETRY_KINDS, Move, moves
 from emulator.explore.graph import START, Edge, Graph
 
 GOOD_ENDS = frozenset({EndReason.BOT_HUNG_UP, EndReason.BOT_REJECTED, EndReason.NO_CALLBACK})
+PLATFORM_ENDS = frozenset({EndReason.WORKFLOW_LIMIT, EndReason.DEADLINE})
+"""The ends the platform comes to by itself, whatever the bot meant."""
+STALLED = 10
+"""Workflows in a row that play prompts with a callback and neither listen nor hang up, after
+which a call that ends is taken to have had no exit (a hold for ever): fewer than the 13 after
+which a real call was dropped, more than a bot's few status prompts before a goodbye."""
 REPEAT_WORDS = frozenset(
     {"again", "back", "help", "main", "menu", "options", "previous", "repeat", "replay", "start"}
 )
@@ -27,6 +33,14 @@ REPEAT_WORDS = frozenset(
 
 def ends_well(edge: Edge) -> bool:
     return edge.to is None and not edge.errors and edge.end in GOOD_ENDS
+
+
+def no_exit(edge: Edge) -> bool:
+    """Whether ``edge`` ended a call the platform had to end by itself: its workflow limit or
+    deadline reached, or ``STALLED`` Workflows in a row that never listened, and no good end."""
+    if edge.to is not None or edge.end in GOOD_ENDS:
+        return False
+    return edge.end in PLATFORM_ENDS or edge.stalled >= STALLED
 
 
 def complete(graph: Graph, state_id: str) -> bool:

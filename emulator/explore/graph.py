@@ -31,6 +31,11 @@ class Edge:
     """How many moves the path has (its last one is ``move``)."""
     tail: tuple[str, ...] = ()
     """What the caller heard after the move when it ended the call (a goodbye), masked."""
+    heard: tuple[str, ...] = ()
+    """The same as the bot said it (the first ``crawler.MAX_HEARD`` prompts)."""
+    stalled: int = 0
+    """When it ended the call: how many Workflows in a row at the end of the call played
+    prompts with a callback and never listened (nor hung up)."""
 
 
 @dataclass
@@ -80,3 +85,7 @@ class Visit:
     """Every prompt of the call, in order, masked."""
     tail: tuple[str, ...] = ()
     """The prompts after the last waiting point, masked."""
+    said: tuple[str, ...] = ()
+    """The same as the bot said them (the first ``crawler.MAX_HEARD``)."""
+    stalled: int = 0
+    """Workflows in a row at the end of the call that played prompts and never listened."""

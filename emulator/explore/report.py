@@ -1,7 +1,10 @@
 """The call flow as a tree a person reads: each state once, under the first move that reached
 it, with its last prompt and what it waits for; each move from it on a line of its own, with
 where it led (a state, shown again by its id, or how the call ended) and its error findings.
-And the graph as JSON (``to_json``, format version 1, described by ``schema.json``)."""
+Prompts are shown as the bot said them (``State.said``), the words a caller heard after the last
+input of a path that ended the call beside how it ended. And the graph as JSON (``to_json``,
+format version 2, described by ``schema.json``: a state's ``prompts`` as said and its ``key``
+normalised; an edge that ended the call with what was ``heard``)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.explore.crawler import START, Edge, Graph
-from emulator.explore.states import State
+from emulator.explore.states import State, spoken
 from emulator.findings import Finding
 
 PROMPT_WIDTH = 72
@@ -37,13 +40,15 @@ def _node(graph: Graph, state_id: str, depth: int, shown: set[str], lines: list[
 def _edge(graph: Graph, edge: Edge) -> str:
     errors = "".join(f"  ! {f.rule}: {f.message}" for f in edge.errors[:3])
     if edge.to is None:
-        return f"{edge.move.label} -> end: {edge.end}{errors}"
+        heard = f" after {spoken(edge.heard, len(edge.tail), PROMPT_WIDTH)}" if edge.tail else ""
+        return f"{edge.move.label} -> end: {edge.end}{heard}{errors}"
     return f"{edge.move.label} -> [{edge.to}] {describe(graph.states[edge.to])}{errors}"
 
 
 def describe(state: State) -> str:
     """A state in one line: what it waits for and the last thing the caller heard."""
-    heard = state.prompts[-1] if state.prompts else "(no prompt)"
+    prompts = said(state)
+    heard = prompts[-1] if prompts else "(no prompt)"
     if len(heard) > PROMPT_WIDTH:
         heard = heard[: PROMPT_WIDTH - 1] + "…"
     if state.kind == "recognize":
@@ -55,7 +60,12 @@ def describe(state: State) -> str:
     return f"{waits}: {heard!r}"
 
 
-FORMAT_VERSION = 1
+def said(state: State) -> tuple[str, ...]:
+    """A state's prompts as the bot said them (as normalised for a state made without them)."""
+    return state.said or state.prompts
+
+
+FORMAT_VERSION = 2
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 """The JSON Schema of ``to_json``'s document (draft-07), shipped in the package."""
 
@@ -75,6 +85,7 @@ def to_json(graph: Graph, bot: str, findings: Sequence[Finding]) -> dict[str, An
                 "end": e.end,
                 "call_id": e.call_id,
                 "errors": [f.to_json() for f in e.errors],
+                "heard": list(e.heard),
             }
             for e in graph.edges
         ],
@@ -88,7 +99,8 @@ def _state_json(state_id: str, state: State) -> dict[str, Any]:
     return {
         "id": state_id,
         "kind": state.kind,
-        "prompts": list(state.prompts),
+        "prompts": list(said(state)),
+        "key": state.key,
         "choices": [
             {"name": c.name, "dtmf": c.dtmf, "speech": list(c.speech)} for c in state.choices
         ],

@@ -16,6 +16,10 @@ EXPLORE_CRASH_PATH = _r("EXPLORE-CRASH-PATH", Severity.ERROR, SOURCE,
 EXPLORE_DEAD_END = _r("EXPLORE-DEAD-END", Severity.ERROR, SOURCE,
     "From every state of the call flow some path reaches a goodbye, a hang-up or a rejection by "
     "the bot: a caller is never stuck where only their own hang-up ends the call.")
+EXPLORE_NO_EXIT = _r("EXPLORE-NO-EXIT", Severity.ERROR, SOURCE,
+    "No path leaves the platform to end the call by itself: the workflow limit or the call's "
+    "deadline is never reached, and the bot never sends 10 Workflows in a row that play prompts "
+    "with a callback and neither listen nor hang up (a hold for ever).")
 EXPLORE_ENDLESS_RETRY = _r("EXPLORE-ENDLESS-RETRY", Severity.ERROR, SOURCE,
     "Silence, or a wrong key, is asked about again a limited number of times: followed 12 times "
     "over in one call, the bot ends the call rather than asking for ever.")

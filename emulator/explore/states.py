@@ -25,7 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import groupby
 from urllib.parse import urlsplit
 
 from emulator.calling.model import PlayPrompt, Prompt, Recognize, Record
@@ -40,7 +41,7 @@ from emulator.replay.masking import (
 
 __all__ = [
     "DEFAULT_MASKER", "DEFAULT_MASKS", "MAX_PATTERNS", "MAX_PATTERN_LENGTH", "Choice", "MaskError",
-    "Masker", "State", "distinct", "observe", "prompt_text",
+    "Masker", "State", "distinct", "observe", "prompt_text", "said_text", "spoken",
 ]  # fmt: skip
 
 DEFAULT_MASKER = Masker()
@@ -70,6 +71,10 @@ class State:
     heard_seconds: float = 0.0
     """How long the prompts last (text by its estimated speech, silences; files not counted).
     Not part of the key."""
+    said: tuple[str, ...] = field(default=(), compare=False)
+    """The prompts as the bot said them (``said_text``), as first heard: what a person reads.
+    Not part of the key, nor of equality: the same state heard again with other numbers is the
+    same state."""
 
     @property
     def key(self) -> str:
@@ -101,6 +106,16 @@ def prompt_text(prompt: Prompt, masker: Masker = DEFAULT_MASKER) -> str:
     return "<silence>"
 
 
+def said_text(prompt: Prompt) -> str:
+    """A prompt as the bot said it: its text as written (white space made one space), a file's
+    name as given, or ``<silence>``."""
+    if prompt.value and prompt.value.strip():
+        return " ".join(prompt.value.split())
+    if prompt.file_uri:
+        return f"<file {urlsplit(prompt.file_uri).path.rsplit('/', 1)[-1]}>"
+    return "<silence>"
+
+
 def observe(
     action: Recognize | Record,
     heard: Sequence[PlayPrompt] = (),
@@ -110,30 +125,43 @@ def observe(
     (its own prompt included)."""
     prompts = [p for play in (*heard, action.play_prompt) if play for p in play.prompts]
     texts = tuple(prompt_text(p, masker) for p in prompts)
+    said = tuple(said_text(p) for p in prompts)
     seconds = sum(_seconds(p) for p in prompts)
     if isinstance(action, Record):
         return State("record", texts, stop_tones=tuple(action.stop_tones or ()),
                      silence_timeout=action.initial_silence_timeout_in_seconds,
-                     heard_seconds=seconds)  # fmt: skip
+                     heard_seconds=seconds, said=said)  # fmt: skip
     timeout = action.initial_silence_timeout_in_seconds
     if action.collect_digits is not None:
         digits = action.collect_digits
         return State("digits", texts, max_digits=digits.max_number_of_dtmfs,
                      stop_tones=tuple(digits.stop_tones or ()), silence_timeout=timeout,
-                     heard_seconds=seconds)  # fmt: skip
+                     heard_seconds=seconds, said=said)  # fmt: skip
     choices = tuple(
         Choice(c.name, c.dtmf_variation, tuple(c.speech_variation or ()))
         for c in action.choices or ()
     )
-    return State(
-        "recognize", texts, choices=choices, silence_timeout=timeout, heard_seconds=seconds
-    )
+    return State("recognize", texts, choices=choices, silence_timeout=timeout,
+                 heard_seconds=seconds, said=said)  # fmt: skip
 
 
 def _seconds(prompt: Prompt) -> float:
     if prompt.value and prompt.value.strip():
         return speech_seconds(prompt.value, prompt.say_as)
     return (prompt.silence_length_in_milliseconds or 0) / 1000
+
+
+def spoken(prompts: Sequence[str], total: int | None = None, width: int = 240) -> str:
+    """``prompts`` in one line as a person reads them: each quoted, a run of the same one said
+    once with how many times (``'Please hold.' ×12``), cut at about ``width`` characters;
+    ``total``: how many there were when ``prompts`` is the first of them."""
+    runs = ((prompt, len(list(same))) for prompt, same in groupby(prompts))
+    parts = [f"{prompt!r}" + (f" ×{n}" if n > 1 else "") for prompt, n in runs]
+    line = ", ".join(parts) or "nothing"
+    more = (total or 0) - len(prompts)
+    if more > 0:
+        line += f" and {more} more"
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def distinct(states: Iterable[State]) -> list[State]:

@@ -2,6 +2,9 @@
 
 - EXPLORE-CRASH-PATH: a path that makes the bot answer 5xx or garbage, or send an invalid
   Workflow, with the caller steps that lead there;
+- EXPLORE-NO-EXIT: a path the platform had to end by itself (``flow.no_exit``: the workflow
+  limit or the deadline reached, or a bot playing prompts without listening for ever), with
+  what the caller heard after its last input;
 - EXPLORE-DEAD-END: a state with no way to a good end (``flow.dead_ends``);
 - EXPLORE-ENDLESS-RETRY: a loop of silence or wrong keys the bot never ends (``probes``);
 - EXPLORE-INERT-CHOICE: a choice that brings its own menu back, or choices the bot never tells
@@ -22,6 +25,7 @@ from emulator.explore.flow import (
     fresh,
     may_repeat,
     move_edge,
+    no_exit,
 )
 from emulator.explore.graph import Edge, Graph
 from emulator.explore.rules import (
@@ -32,7 +36,9 @@ from emulator.explore.rules import (
     EXPLORE_INERT_CHOICE,
     EXPLORE_LONG_MENU,
     EXPLORE_LONG_PROMPT,
+    EXPLORE_NO_EXIT,
 )
+from emulator.explore.states import spoken
 from emulator.findings import Finding, Rule
 
 MAX_PROMPT_SECONDS = 30.0
@@ -46,6 +52,7 @@ def judge(
 ) -> list[Finding]:
     """Every finding of ``graph``: the crash paths first (in path order), then the states'."""
     found = [_crash(edge) for edge in graph.edges if edge.errors]
+    found += [_no_exit(edge) for edge in graph.edges if no_exit(edge)]
     found += [_dead_end(graph, state_id) for state_id in dead_ends(graph)]
     found += _checks(graph)
     found += _self_loops(graph) + _twin_ends(graph) + _inconsistent(graph)
@@ -72,6 +79,16 @@ def _steps(steps: tuple[str, ...]) -> str:
 def _crash(edge: Edge) -> Finding:
     first = edge.errors[0]
     return _finding(EXPLORE_CRASH_PATH, _steps(edge.steps), f"{first.rule}: {first.message}",
+                    f"call {edge.call_id}")  # fmt: skip
+
+
+def _no_exit(edge: Edge) -> Finding:
+    why = f"the platform ended the call ({edge.end})"
+    if edge.stalled:
+        why += (f" after {edge.stalled} Workflows in a row that played prompts and neither "
+                "listened nor hung up")  # fmt: skip
+    return _finding(EXPLORE_NO_EXIT, _steps(edge.steps),
+                    f"no exit: {why}; the caller heard {spoken(edge.heard, len(edge.tail))}",
                     f"call {edge.call_id}")  # fmt: skip
 
 

@@ -18,6 +18,10 @@ Kinds (``FLOWS``) and what ``botemu explore`` must find in each:
   returns menu -> EXPLORE-INCONSISTENT
 - ``counter``: "you are caller number N", N new on every call: one state, no finding
 - ``tidy``: a small flow with nothing wrong: no finding
+- ``on-hold``: billing (a sub-menu whose "your balance" says "Your balance is 42 dollars.
+  Goodbye." and hangs up), support (a voicemail record) and opening hours, which plays "We are
+  open nine to five. Please hold." and then "Please hold." for ever (a prompt with a callback,
+  never listening, never hanging up) -> EXPLORE-NO-EXIT on the ways to the hours
 
 Runnable for manual work: ``python tests/bots/flow_bots.py KIND --port N``.
 """
@@ -30,14 +34,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 CRASH = "<500>"
 
 
 @dataclass(frozen=True)
 class Node:
-    """``kind``: menu, digits or goodbye. ``choices``: name -> (DTMF key, where it leads)."""
+    """``kind``: menu, digits, record, goodbye or hold (a prompt with a callback, then
+    ``digits`` names the node that follows). ``choices``: name -> (DTMF key, where it leads)."""
 
     kind: str
     prompt: str
@@ -57,6 +62,14 @@ def digits(prompt: str, then: str, silence: str) -> Node:
 
 def goodbye(prompt: str) -> Node:
     return Node("goodbye", prompt)
+
+
+def hold(prompt: str, then: str) -> Node:
+    return Node("hold", prompt, digits=then)
+
+
+def record(prompt: str, then: str) -> Node:
+    return Node("record", prompt, digits=then, silence=then)
 
 
 BYE = goodbye("Thank you for calling. Goodbye.")
@@ -116,6 +129,18 @@ FLOWS: dict[str, dict[str, Node]] = {
         "order": digits("Enter your order number, then press pound.", "thanks", "bye"),
         "hours": HOURS, "thanks": BYE, "bye": NO_INPUT,
     },
+    "on-hold": {
+        "start": menu("Welcome to Contoso Energy. Press 1 for billing, 2 for support or 3 for "
+                      "our opening hours.", "bye", "bye",
+                      billing=("1", "billing"), support=("2", "voicemail"), hours=("3", "hours")),
+        "billing": menu("Billing. Press 1 for your balance or 2 to hear this again.", "bye",
+                        "bye", balance=("1", "balance"), again=("2", "billing")),
+        "balance": goodbye("Your balance is 42 dollars. Goodbye."),
+        "voicemail": record("Please leave a message after the tone.", "thanks"),
+        "hours": hold("We are open nine to five. Please hold.", "holding"),
+        "holding": hold("Please hold.", "holding"),
+        "thanks": BYE, "bye": NO_INPUT,
+    },
 }  # fmt: skip
 
 
@@ -124,9 +149,17 @@ def workflow(flow: dict[str, Node], name: str, callback: str, n: int, first: boo
     play = {"action": "playPrompt", "operationId": f"p-{name}",
             "prompts": [{"value": node.prompt.format(n=n)}]}  # fmt: skip
     actions: list[dict[str, Any]] = [{"operationId": "answer", "action": "answer"}] if first else []
+    state = {"appState": json.dumps({"node": name, "n": n}),
+             "notificationSubscriptions": ["callStateChange"]}  # fmt: skip
     if node.kind == "goodbye":
         actions += [play, {"operationId": "bye", "action": "hangup"}]
         return {"actions": actions, "notificationSubscriptions": ["callStateChange"]}
+    if node.kind == "hold":
+        return {"actions": [*actions, play], "links": {"callback": callback}, **state}
+    if node.kind == "record":
+        actions.append({"operationId": f"r-{name}", "action": "record", "playPrompt": play,
+                        "maxDurationInSeconds": 30, "stopTones": ["#"]})  # fmt: skip
+        return {"actions": actions, "links": {"callback": callback}, **state}
     wait: dict[str, Any] = {"operationId": f"r-{name}", "action": "recognize", "playPrompt": play,
                             "initialSilenceTimeoutInSeconds": 3}  # fmt: skip
     if node.kind == "menu":
@@ -135,13 +168,13 @@ def workflow(flow: dict[str, Node], name: str, callback: str, n: int, first: boo
     else:
         wait["collectDigits"] = {"maxNumberOfDtmfs": 6, "stopTones": ["#"]}
     actions.append(wait)
-    return {"actions": actions, "links": {"callback": callback},
-            "appState": json.dumps({"node": name, "n": n}),
-            "notificationSubscriptions": ["callStateChange"]}  # fmt: skip
+    return {"actions": actions, "links": {"callback": callback}, **state}
 
 
 def next_node(node: Node, outcome: dict[str, Any]) -> str:
-    """Where a recognize outcome leads from ``node``."""
+    """Where an outcome leads from ``node`` (a hold's or a record's: always on)."""
+    if node.kind in ("hold", "record"):
+        return node.digits
     choice = outcome.get("choiceOutcome") or {}
     collected = outcome.get("collectDigitsOutcome") or {}
     inner = choice or collected
@@ -156,12 +189,24 @@ def next_node(node: Node, outcome: dict[str, Any]) -> str:
     return node.silence if "silence" in reason.lower() else node.wrong or node.silence
 
 
+async def result_of(request: web.Request) -> Any:
+    """The JSON a request carries: its body, or the JSON part of a multipart one (a record's
+    result, with its recording)."""
+    if request.content_type.startswith("multipart/"):
+        reader = await request.multipart()
+        async for part in reader:
+            if isinstance(part, BodyPartReader) and "json" in (part.headers.get("Content-Type") or ""):
+                return json.loads(await part.read())
+        return {}
+    return json.loads(await request.read())
+
+
 def make_flow_bot(kind: str) -> web.Application:
     flow = FLOWS[kind]
     calls = itertools.count(1)
 
     async def handle(request: web.Request) -> web.Response:
-        body = json.loads(await request.read())
+        body = await result_of(request)
         callback = str(request.url.with_path("/api/calls"))
         if "appState" not in body and "operationOutcome" not in body:  # the Conversation
             return web.json_response(workflow(flow, "start", callback, next(calls), True))

@@ -178,6 +178,44 @@ async def test_a_number_that_changes_on_every_call_is_one_state_and_no_finding(
     assert judge(await explore("tidy", aiohttp_server, tmp_path)) == []
 
 
+async def test_explore_no_exit_is_each_path_the_platform_had_to_end_with_what_was_heard(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    graph = await explore("on-hold", aiohttp_server, tmp_path)
+    assert found(graph) == [("EXPLORE-NO-EXIT", "press 3"), ("EXPLORE-NO-EXIT", "say hours")]
+    hours = judge(graph)[0]
+    assert hours.severity.value == "error"
+    assert hours.evidence is not None and hours.evidence.startswith("call ")
+    assert hours.message.startswith(
+        "no exit: the platform ended the call (platform hung up: workflow limit reached) after "
+    )
+    assert hours.message.endswith(
+        "the caller heard 'We are open nine to five. Please hold.', 'Please hold.' ×19 and 30 more"
+    )
+    held = next(e for e in graph.edges if e.move.label == "press 3")
+    assert held.to is None and held.stalled >= 10 and held.heard[:2] == (
+        "We are open nine to five. Please hold.", "Please hold.")  # fmt: skip
+
+
+def test_explore_no_exit_after_ten_workflows_in_a_row_that_never_listen() -> None:
+    graph = Graph(states={"m": State("recognize", ("pick one",), choices=(Choice("a", "1", ()),))})
+    ended = "platform hung up: callback delivery failed"
+    graph.edges += [
+        Edge("start", Move("call", (), "call"), "m", None, "c0"),
+        Edge("m", Move("press 1", ("press 1",)), None, ended, "c1", steps=("press 1",),
+             tail=("please hold.",) * 10, heard=("Please hold.",) * 10, stalled=10),
+        Edge("m", Move("press 2", ("press 2",)), None, ended, "c2", steps=("press 2",), stalled=9),
+        Edge("m", Move("press 3", ("press 3",)), None, "bot hung up", "c3", steps=("press 3",),
+             stalled=12),  # a long hold that the bot ends itself
+    ]  # fmt: skip
+    [finding] = [f for f in judge(graph) if f.rule == "EXPLORE-NO-EXIT"]
+    assert (finding.where, finding.evidence) == ("press 1", "call c1")
+    assert finding.message == (
+        f"no exit: the platform ended the call ({ended}) after 10 Workflows in a row that played "
+        "prompts and neither listened nor hung up; the caller heard 'Please hold.' ×10"
+    )
+
+
 def state(kind: str = "recognize", choices: int = 2, seconds: float = 5.0) -> State:
     made = tuple(Choice(f"c{n}", str(n), ()) for n in range(choices))
     return State(kind, ("prompt",), choices=made, heard_seconds=seconds)
@@ -208,7 +246,7 @@ async def test_the_json_of_an_exploration_follows_its_schema(
         graph = await Crawler(CallSettings(bot_url=url, seed=1), store).crawl()
     document = to_json(graph, url, judge(graph))
     Draft7Validator(json.loads(SCHEMA_PATH.read_text())).validate(document)
-    assert document["version"] == 1 and document["calls"] == len(document["edges"])
+    assert document["version"] == 2 and document["calls"] == len(document["edges"])
     [menu] = document["states"]
     assert [c["name"] for c in menu["choices"]] == ["one", "two"]
     crash = next(e for e in document["edges"] if e["errors"])
