@@ -29,10 +29,10 @@ async def explore(store: TranscriptStore, bot_url: str, *, max_choices: int = 5)
 
 def expected_shape(document: dict[str, Any]) -> dict[str, int]:
     """What the call-flow page draws for ``document`` (no bound hit): a box for the start, for
-    each state and for each (state, end reason) that ended calls; a move for each edge, and an
-    arrow for each pair of boxes with moves between them."""
-    ends = {(e["from"], e["end"]) for e in document["edges"] if e["to"] is None}
-    arrows = {(e["from"], e["to"] if e["to"] is not None else ("end", e["end"]))
+    each state and for each (state, end reason, prompts heard after the last input) that ended
+    calls; a move for each edge, and an arrow for each pair of boxes with moves between them."""
+    ends = {(e["from"], e["end"], tuple(e["heard"])) for e in document["edges"] if e["to"] is None}
+    arrows = {(e["from"], e["to"] if e["to"] is not None else ("end", e["end"], tuple(e["heard"])))
               for e in document["edges"]}  # fmt: skip
     return {"nodes": 1 + len(document["states"]) + len(ends), "ends": len(ends),
             "moves": len(document["edges"]), "arrows": len(arrows)}  # fmt: skip

@@ -109,7 +109,7 @@ def test_the_list_shows_the_exploration_and_its_page_draws_every_box_and_move(
     expect(node(svg, menu["id"]).locator("text.kind")).to_have_text("menu · 3 choices")
     expect(node(svg, menu["id"])).to_contain_text(menu["prompts"][-1][:20])
     ends = svg.locator('g.node[data-kind="end"]')
-    reasons = {e.locator("text").text_content() for e in ends.all()}
+    reasons = {e.locator("text.label").text_content() for e in ends.all()}
     assert reasons >= {"caller hung up", "bot hung up"}
     expect(page.locator("#flow-note")).to_be_hidden()
     assert page.evaluate("typeof window.dagre.layout") == "function"  # the vendored script ran
@@ -161,6 +161,25 @@ def test_a_click_on_a_move_opens_the_call_that_took_it(
     back.click()
     expect(page.locator("#flow svg.flow-graph g.move").first).to_be_visible()
     assert page.url.endswith(f"#/explorations/{saved}")
+    clean(tab)
+
+
+def test_an_end_box_shows_what_the_caller_heard_after_the_last_input(
+    live: LiveBotemu, tab: Tab, explored: dict[str, Any]
+) -> None:
+    saved = live.store.save_exploration(explored)
+    svg = open_flow(tab, saved)
+    edge = next(e for e in explored["edges"] if e["to"] is None and e["heard"])
+    last = edge["heard"][-1]
+    box = svg.locator('g.node[data-kind="end"]').filter(has=tab.page.locator("text.heard"))
+    expect(box.filter(has_text=last[:20]).first).to_be_visible()
+    assert all(e["heard"] == [] for e in explored["edges"] if e["to"] is not None)
+    box.filter(has_text=last[:20]).first.click()
+    panel = tab.page.locator("#flow-panel")
+    expect(panel.locator(".end-reason")).to_have_text(edge["end"])
+    heard = panel.locator(".panel-heard .prompt").all_text_contents()
+    assert heard[-1] == last and any(ch.isdigit() for ch in "".join(
+        p for e in explored["edges"] for p in e["heard"]))  # as said: digits kept  # fmt: skip
     clean(tab)
 
 

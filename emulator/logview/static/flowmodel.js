@@ -1,5 +1,5 @@
 // The call flow as boxes and arrows, from an exploration's document (botemu explore --json,
-// format 1; docs/explore.md): which nodes and edges the page draws, and what marks them. Pure:
+// format 2, or 1 without `heard`; docs/explore.md): which nodes and edges the page draws, and what marks them. Pure:
 // no DOM. Everything in a document came from a bot or a file, so nothing here trusts its shape:
 // a member of the wrong type is read as missing, and unknown members are ignored.
 
@@ -41,6 +41,11 @@ export function lastPrompt(state) {
   return prompts.length ? prompts[prompts.length - 1] : '';
 }
 
+/** What the caller heard after the last input of an edge that ended the call (strings only). */
+export function heardOf(edge) {
+  return list(edge.heard).filter((p) => typeof p === 'string');
+}
+
 /** The steps of an edge as one line, as EXPLORE-CRASH-PATH's `where` names them. */
 export function stepsLine(edge) {
   const steps = list(edge.steps).filter((s) => typeof s === 'string');
@@ -69,7 +74,8 @@ export function arrowsOf(edges) {
 /**
  * The drawing of `document`: {nodes, edges, arrows, loose, total: {nodes, edges}, cut}.
  * Nodes: the start, each state ({kind: 'state', state, findings, severity}) and one end node per
- * (state, end reason) that ended calls ({kind: 'end', reason}). Edges: every move whose both ends
+ * (state, end reason, prompts heard after the last input) that ended calls ({kind: 'end',
+ * reason, heard}). Edges: every move whose both ends
  * are drawn ({from, to, move, callId, steps, errors, findings}), and the arrows they make
  * (arrowsOf: one per pair of nodes, labelled with its moves). Nodes are taken in path order
  * (breadth-first, as the crawl found them) up to MAX_NODES, and edges up to MAX_EDGES; `cut` says
@@ -103,13 +109,14 @@ export function buildFlow(document) {
     const fromKey = from === START ? START : states.has(from) ? `s:${from}` : null;
     const to = text(edge.to, null);
     const reason = text(edge.end, 'ended');
+    const heard = heardOf(edge);
     let toKey = null;
     if (to !== null) toKey = states.has(to) ? `s:${to}` : null;
-    else if (fromKey !== null) toKey = `e:${fromKey}\u0000${reason}`;
+    else if (fromKey !== null) toKey = `e:${fromKey}\u0000${reason}\u0000${heard.join('\u0001')}`;
     if (fromKey === null || toKey === null) return; // names a state the document does not hold
     total.add(toKey);
     const drawn = add(fromKey, () => stateNode(from))
-      && add(toKey, () => (to !== null ? stateNode(to) : { kind: 'end', id: reason, reason, findings: [], severity: '' }));
+      && add(toKey, () => (to !== null ? stateNode(to) : { kind: 'end', id: reason, reason, heard, findings: [], severity: '' }));
     if (!drawn || edges.length >= MAX_EDGES) {
       dropped += 1;
       return;

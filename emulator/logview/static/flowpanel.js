@@ -71,7 +71,16 @@ export function nodePanel(flow, node, rules) {
     return [h('h2', {}, 'start'), h('p', { class: 'muted' }, 'The call placed: each path is a fresh call from here.'), moves(flow, out, 'out')];
   }
   if (node.kind === 'end') {
-    return [h('h2', {}, h('span', { class: 'badge' }, 'end'), ' ', h('span', { class: 'end-reason' }, node.reason)), moves(flow, into, 'in')];
+    const heard = Array.isArray(node.heard) ? node.heard : [];
+    return [
+      h('h2', {}, h('span', { class: 'badge' }, 'end'), ' ', h('span', { class: 'end-reason' }, node.reason)),
+      h('section', { class: 'panel-heard' },
+        h('h3', {}, `heard after the last input (${heard.length})`),
+        heard.length
+          ? h('ol', { class: 'prompts' }, heard.map((p) => h('li', { class: 'prompt heard' }, p)))
+          : h('p', { class: 'muted' }, 'nothing')),
+      moves(flow, into, 'in'),
+    ];
   }
   const state = node.state;
   const prompts = (Array.isArray(state.prompts) ? state.prompts : []).filter((p) => typeof p === 'string');

@@ -51,7 +51,15 @@ export function s(tag, attrs = {}, ...children) {
 function size(node) {
   if (node.kind === 'state') return STATE;
   if (node.kind === 'start') return { width: 84, height: 32 };
-  return { width: Math.min(Math.max(truncate(node.reason, END_WIDTH).length * CHAR + 22, 76), 230), height: 26 };
+  const said = lastHeard(node);
+  const chars = Math.max(truncate(node.reason, END_WIDTH).length, said ? truncate(said, END_WIDTH).length : 0);
+  return { width: Math.min(Math.max(chars * CHAR + 22, 76), 230), height: said ? 42 : 26 };
+}
+
+/** The last prompt heard before an end (''), as its box shows it. */
+function lastHeard(node) {
+  const heard = Array.isArray(node.heard) ? node.heard : [];
+  return heard.length ? heard[heard.length - 1] : '';
 }
 
 /** Positions for `flow` ({nodes, edges} of buildFlow): dagre's layered layout, top to bottom. */
@@ -117,10 +125,13 @@ function nodeBox(node, box) {
     }
   } else {
     const label = node.kind === 'start' ? 'start' : truncate(node.reason, END_WIDTH);
+    const said = node.kind === 'end' ? lastHeard(node) : '';
+    const heard = said ? `\nheard: ${node.heard.join(' / ')}` : '';
     g.append(
-      s('rect', { class: 'box', width: box.width, height: box.height, rx: box.height / 2 }),
-      s('text', { class: 'label', x: box.width / 2, y: box.height / 2 + 4, 'text-anchor': 'middle', text: label }),
-      s('title', { text: node.kind === 'start' ? 'the call placed' : `end: ${node.reason}` }),
+      s('rect', { class: 'box', width: box.width, height: box.height, rx: said ? 12 : box.height / 2 }),
+      s('text', { class: 'label', x: box.width / 2, y: said ? 16 : box.height / 2 + 4, 'text-anchor': 'middle', text: label }),
+      said ? s('text', { class: 'heard', x: box.width / 2, y: 33, 'text-anchor': 'middle', text: truncate(said, END_WIDTH) }) : null,
+      s('title', { text: node.kind === 'start' ? 'the call placed' : `end: ${node.reason}${heard}` }),
     );
   }
   return g;
