@@ -1,0 +1,57 @@
+"""The bots with a planted bug of ``tests/bots/deep_bots.py`` (which ``benchmarks/fuzz_depth.py``
+fuzzes): each bug fires on its own steps and not without the last one; the bot without a bug survives
+them all."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from emulator.calling.caller import CallerScript
+from emulator.calling.session import CallSettings, place_call
+from emulator.findings import Severity
+from emulator.transcripts.store import TranscriptStore
+from tests.bots.deep_bots import BUGS, make_deep_bot
+
+ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
+SCRIPTS = {
+    "key-1": "press 9",
+    "speech-1": "say news",
+    "silence-2": "silence 4s; silence 4s",
+    "digits-2": "press 5; press 123456#",
+    "hangup-2": "press 9; hangup",
+    "operator-3": "press 9; silence 4s; press #",
+    "digits-3": "press 5; press 123456#; press 2",
+    "hangup-3": "press 9; silence 4s; hangup during recognize after 1s",
+    "speech-4": "press 9; silence 4s; press #; say news",
+    "digits-4": "press 5; press 123456#; press 2; press 1#",
+    "wrong-4": "press 3; press 9; silence 4s; press #",
+}
+
+
+async def errors(url: str, script: str, tmp_path: Path) -> list[str]:
+    with TranscriptStore(tmp_path / "t.db") as store:
+        call = CallSettings(bot_url=url, seed=1, caller=CallerScript.from_inline(script))
+        report = await place_call(call, store)
+    return [f.rule for f in report.findings if f.severity is Severity.ERROR]
+
+
+def test_every_planted_bug_has_its_script() -> None:
+    assert set(SCRIPTS) == {name for name, bug in BUGS.items() if bug}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in SCRIPTS])
+async def test_the_bug_fires_on_its_steps_and_not_one_step_shorter(
+    aiohttp_server: ServerFactory, tmp_path: Path, name: str
+) -> None:
+    url = str((await aiohttp_server(make_deep_bot(name))).make_url("/api/calls"))
+    assert "CALL-HTTP-5XX" in await errors(url, SCRIPTS[name], tmp_path)
+    *before, last = SCRIPTS[name].split("; ")
+    if not last.startswith("hangup"):  # without its last step the caller hangs up at once
+        assert await errors(url, "; ".join([*before, "hangup"]), tmp_path) == []
+    sound = str((await aiohttp_server(make_deep_bot("sound"))).make_url("/api/calls"))
+    assert await errors(sound, SCRIPTS[name], tmp_path) == []
