@@ -5,6 +5,10 @@ volatile parts as patterns (the masks the states were keyed by), its outcomes an
 again with ``botemu test`` against the same bot, each passes; when the bot changes, each that
 no longer holds says where.
 
+Above the scenario, comments name its path as the explorer saw it: each state with its last
+prompt as the bot said it, and how the call ended with what the caller heard after the last
+input; the expectations themselves keep the volatile parts as patterns.
+
 A scenario is named after its path (``explore: press 1; press 12345678#``) and its file after
 the path too, numbered in path order. Paths are written in the graph's order, at most
 ``MAX_SCENARIOS``; a call that cannot be made a scenario is skipped with its reason.
@@ -16,7 +20,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from emulator.explore.graph import Graph
+from emulator.explore.graph import START, Edge, Graph
+from emulator.explore.report import PROMPT_WIDTH, describe
+from emulator.explore.states import spoken
 from emulator.replay.convert import SCHEMA, ReplayError, replay_of
 from emulator.replay.masking import Masker
 from emulator.transcripts.store import TranscriptStore
@@ -50,7 +56,7 @@ def leaf_scenarios(
         except ReplayError as e:
             made.append(Written(name, skipped=str(e)))
             continue
-        text = _renamed(replay.text, f"explore: {steps}"[:300])
+        text = _renamed(replay.text, f"explore: {steps}"[:300], _path(graph, edge))
         made.append(Written(name, text, replay.notes))
     return made
 
@@ -60,8 +66,26 @@ def _slug(steps: str) -> str:
     return slug.strip("-")[:MAX_SLUG].strip("-") or "call"
 
 
-def _renamed(text: str, name: str) -> str:
-    """``text`` with its top-level ``name:`` line naming the path instead of the call."""
-    return re.sub(
-        r"^name: .*$", f"name: {json.dumps(name, ensure_ascii=False)}", text, count=1, flags=re.M
-    )
+def _path(graph: Graph, leaf: Edge) -> list[str]:
+    """The comment lines that name ``leaf``'s path: each move and where it led, as said."""
+    chain = [leaf]
+    while chain[-1].source != START and len(chain) <= leaf.depth:
+        into = graph.reached_by(chain[-1].source)
+        if into is None:
+            break
+        chain.append(into)
+    lines = ["# The path, as the bot said it:"]
+    for edge in reversed(chain):
+        if edge.to is not None:
+            lines.append(f"#   {edge.move.label} -> {describe(graph.states[edge.to])}")
+        else:
+            heard = f" after {spoken(edge.heard, len(edge.tail), PROMPT_WIDTH)}" if edge.tail else ""
+            lines.append(f"#   {edge.move.label} -> end: {edge.end}{heard}")
+    return [" ".join(line.splitlines()) for line in lines]
+
+
+def _renamed(text: str, name: str, comments: list[str]) -> str:
+    """``text`` with its top-level ``name:`` line naming the path instead of the call, and
+    ``comments`` above it."""
+    line = "\n".join([*comments, f"name: {json.dumps(name, ensure_ascii=False)}"])
+    return re.sub(r"^name: .*$", lambda _: line, text, count=1, flags=re.M)

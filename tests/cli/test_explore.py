@@ -106,6 +106,9 @@ def test_write_scenarios_writes_one_per_leaf_that_passes_and_fails_when_the_bot_
     assert f"12 scenarios written to {suite}" in out
     text = (suite / "002-press-1-press-12345678pound.yaml").read_text()
     assert 'name: "explore: press 1; press 12345678#"' in text
+    assert "#   press 1 -> digits (up to 8): 'Please enter your account number," in text  # as said
+    assert "#   digits 12345678# -> end: bot hung up after 'You entered', '12345678'," in text
+    assert 'matches: "^For sales, press \\\\+?\\\\d' in text  # the expectations stay patterns
     run = ["test", str(suite), "--bot", ivr_bot, "--no-token", "--db", str(tmp_path / "r.db")]
     assert main(run) == 0, capsys.readouterr().out
     capsys.readouterr()
