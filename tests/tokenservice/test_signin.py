@@ -281,14 +281,26 @@ async def test_asking_about_another_bots_sign_in_is_refused(running: Running) ->
     assert "SIGNIN-OTHER-APP" in findings(running, conversation)
 
 
+async def notes_until(emulator: Any, conversation: str, text: str) -> list[str]:
+    """The conversation's notes once one says ``text`` (the note follows the bot's answer to
+    the invoke, which may come after the bot's reply reached the connector); bounded."""
+    notes: list[str] = []
+    for _ in range(200):
+        notes = [str(e.payload.get("summary")) for e in emulator.store.events(conversation)
+                 if e.kind == "note"]  # fmt: skip
+        if any(text in n for n in notes):
+            break
+        await asyncio.sleep(0.02)
+    return notes
+
+
 async def test_single_sign_on_on_msteams_needs_no_click(running: Running) -> None:
     emulator = running.app[EMULATOR]
     conversation, _, _ = await emulator.chat(BOT, "login", None, TokenKind.CONNECTOR,
                                              channel="msteams", sign_in_as="ada")  # fmt: skip
     await running.until(conversation, "signed in as ada")
-    notes = [e.payload.get("summary") for e in emulator.store.events(conversation)
-             if e.kind == "note"]  # fmt: skip
-    assert any("took the exchanged token" in str(n) for n in notes), notes
+    notes = await notes_until(emulator, conversation, "took the exchanged token")
+    assert any("took the exchanged token" in n for n in notes), notes
     pending = running.app[TOKENSERVICE].tokens.pending
     assert all(p.code is None for p in pending.values())  # no magic code: no card clicked
 
@@ -299,8 +311,7 @@ async def test_a_refused_exchange_falls_back_to_the_card(tmp_path: Path) -> None
         conversation, _, _ = await emulator.chat(BOT, "login", None, TokenKind.CONNECTOR,
                                                  channel="msteams", sign_in_as="grace")  # fmt: skip
         await r.until(conversation, "signed in as grace")
-        notes = [str(e.payload.get("summary")) for e in emulator.store.events(conversation)
-                 if e.kind == "note"]  # fmt: skip
+        notes = await notes_until(emulator, conversation, "refused the exchange")
         assert any("refused the exchange" in n for n in notes), notes
 
 
