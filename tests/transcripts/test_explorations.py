@@ -92,7 +92,7 @@ def test_a_real_exploration_is_kept_whole_with_its_counts(
     assert all(f["severity"] != "error" for f in document["findings"])
     assert len(document["states"]) >= 5 and document["calls"] >= len(document["edges"]) >= 31
     assert summary == ExplorationSummary(
-        id=saved, started=1234.5, bot=document["bot"], version=1,
+        id=saved, started=1234.5, bot=document["bot"], version=2,
         states=len(document["states"]), edges=len(document["edges"]),
         findings=len(document["findings"]), errors=0, warnings=2, calls=document["calls"],
         size=len(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()),
