@@ -165,6 +165,16 @@ def _python_proxy(running: Running) -> Env:
     return {"HTTPS_PROXY": str(platform["proxy"]), "NO_PROXY": direct}
 
 
+def _python_preload(running: Running) -> Env:
+    """The Python preload (``PYTHONPATH``) that makes the Agents SDK's aiohttp token client read
+    HTTPS_PROXY, and the address it is for."""
+    platform = running.platform
+    if platform is None or not platform.get("python_preload"):
+        return {}
+    return {"PYTHONPATH": str(platform["python_preload"]),
+            "BOTEMU_PLATFORM_ADDRESS": str(platform["address"])}  # fmt: skip
+
+
 def _node_platform(running: Running) -> Env:
     platform = running.platform
     if platform is None or not platform.get("node_preload"):
@@ -195,6 +205,7 @@ def _agents_python(running: Running, target: Target, notes: list[str]) -> Env:
         f"{PY_CONNECTION}CLIENTSECRET": target.app_password,
         f"{PY_CONNECTION}TENANTID": PLATFORM_TENANT,
         **_python_proxy(running),
+        **_python_preload(running),
         **_python_trust(running),
         **_port(target.endpoint),
     }

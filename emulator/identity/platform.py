@@ -41,6 +41,7 @@ HEAD_TIMEOUT = 10.0
 IDLE_TIMEOUT = 120.0
 PRELOAD = Path(__file__).resolve().parent / "platform_preload.cjs"
 """The node preload that sends the platform hosts' TLS connections to this listener."""
+
 TRUST_BUNDLE = "trust-bundle.pem"
 TLS_HANDSHAKE = 0x16
 

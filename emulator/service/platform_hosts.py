@@ -14,6 +14,7 @@ from aiohttp import web
 from emulator.config import ServiceConfig
 from emulator.httpio import redact_authorization
 from emulator.identity.platform import PRELOAD, PlatformListener, trust_bundle
+from emulator.identity.python_preload import preload_folder
 from emulator.identity.routes import IDENTITY
 from emulator.identity.wellknown import PLATFORM_HOSTS, Forward, Recorder
 from emulator.jsonutil import JSON, JSONObject
@@ -72,6 +73,7 @@ def platform_document(config: ServiceConfig, port: int) -> JSONObject:
         "trust_bundle": str(trust_bundle(config.certs_dir)),
         "ca": str((config.certs_dir / "ca.pem").resolve()),
         "node_preload": str(PRELOAD),
+        "python_preload": preload_folder(str(config.certs_dir)),
     }
 
 

@@ -223,3 +223,38 @@ def test_the_trust_bundle_holds_the_system_cas_and_botemus(service: IdentityServ
     assert text.endswith(ca)
     context = ssl.create_default_context(cafile=str(bundle))
     assert len(context.get_ca_certs()) >= 1
+
+
+def test_the_python_preload_makes_only_the_platform_hosts_sessions_read_the_proxy(
+    tmp_path: Path,
+) -> None:
+    """aiohttp, unchanged, with the preload on PYTHONPATH: a session for a platform host reads
+    HTTPS_PROXY (trust_env), every other session is left alone; without
+    BOTEMU_PLATFORM_ADDRESS nothing changes."""
+    script = (
+        "import asyncio, json, aiohttp\n"
+        "async def main():\n"
+        "    made = [aiohttp.ClientSession(base_url=u) for u in ('https://api.botframework.com',\n"
+        "            'https://example.com')] + [aiohttp.ClientSession()]\n"
+        "    print(json.dumps([s.trust_env for s in made]))\n"
+        "    for s in made:\n"
+        "        await s.close()\n"
+        "asyncio.run(main())\n"
+    )
+    from emulator.identity.python_preload import preload_folder
+
+    folder = preload_folder(str(tmp_path))
+
+    def run(address: str | None) -> list[bool]:
+        env = {**os.environ, "PYTHONPATH": folder}
+        env.pop("BOTEMU_PLATFORM_ADDRESS", None)
+        if address:
+            env["BOTEMU_PLATFORM_ADDRESS"] = address
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=60, env=env, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        found: list[bool] = json.loads(done.stdout)
+        return found
+
+    assert run("127.0.0.1:1") == [True, False, False]
+    assert run(None) == [False, False, False]
