@@ -55,3 +55,43 @@ def newest_notes(emulator: Botemu) -> list[str]:
     newest = page["calls"][0]["id"]
     export = emulator.get(f"/_logview/api/calls/{newest}/export")
     return [str(e["payload"].get("summary")) for e in export["events"] if e.get("kind") == "note"]
+
+
+def sign_in_from_the_web_chat(emulator: Botemu, app_id: str, ask: str, signed_in: str) -> None:
+    """In Chromium (Playwright, as tests/logview/test_browser_signin.py drives it): botemu's web
+    chat with the bot ``app_id``; ``ask`` sent, the OAuth card's button opens botemu's sign-in
+    page, the first test user consents, and the bot then says something matching
+    ``signed_in`` (a pattern; ``{name}`` and ``{upn}`` stand for the user's). Skipped without
+    Chromium or playwright (``launched``)."""
+    import re
+
+    from playwright.sync_api import expect
+
+    from tests.logview.conftest import launched
+
+    timeout = int(TURN * 1000)
+    with launched() as browser:
+        context = browser.new_context(base_url=emulator.url)
+        context.set_default_timeout(timeout)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto("/#/chat")
+        page.get_by_label("Bot", exact=True).select_option(app_id)
+        log = page.locator("#livechat-log")
+        page.get_by_label("Message", exact=True).fill(ask)
+        page.get_by_role("button", name="Send", exact=True).click()
+        button = log.locator(".signin-link").first
+        expect(button).to_be_visible(timeout=timeout)
+        with page.context.expect_page() as opened:
+            button.click()
+        popup = opened.value
+        popup.wait_for_load_state()
+        popup.get_by_role("button", name="Consent").click()
+        expect(popup.locator("#code")).to_have_text(re.compile(r"^\d{6}$"))
+        popup.close()
+        wanted = signed_in.format(name=re.escape(USER.name), upn=re.escape(USER.upn))
+        said = log.locator('[data-from="bot"]').filter(has_text=re.compile(wanted))
+        expect(said).to_have_count(1, timeout=timeout)
+        assert not errors, errors
+        context.close()

@@ -17,7 +17,7 @@ import pytest
 
 from tests.sdk.agents_js.agents import HERE, READY, Agent, Pair, agent_env
 from tests.sdk.harness import Bot, botemu_env, serve_bot
-from tests.sdk.signin import USER, chat_session, say
+from tests.sdk.signin import USER, chat_session, say, sign_in_from_the_web_chat
 
 pytestmark = pytest.mark.slow
 
@@ -61,3 +61,9 @@ def test_the_agent_signs_in_says_the_users_name_and_signs_out(auto_signin: Pair)
     finally:
         chat.stop()
     assert "  ! " not in out, out
+
+
+@pytest.mark.browser
+def test_the_agent_signs_in_from_the_web_chat(auto_signin: Pair) -> None:
+    emulator, _agent = auto_signin
+    sign_in_from_the_web_chat(emulator, APP_ID, "-me", r"Signed in as {name} \({upn}\)")

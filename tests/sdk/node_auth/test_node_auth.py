@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.sdk.harness import Bot, Botemu, botemu_env, npm_install, sdk_bot_env, serve_bot
-from tests.sdk.signin import USER, chat_session, claims, say
+from tests.sdk.signin import USER, chat_session, claims, say, sign_in_from_the_web_chat
 
 pytestmark = pytest.mark.slow
 
@@ -71,3 +71,11 @@ def test_the_sample_signs_in_shows_the_users_token_and_signs_out(sample: Pair) -
         chat.stop()
     assert "You are now logged in." in out and "  ! " not in out, out
     assert not bot.errors(mark), bot.process.since(mark)
+
+
+@pytest.mark.browser
+def test_the_sample_signs_in_from_the_web_chat(sample: Pair) -> None:
+    """The person signs out first (another test signed the same user in)."""
+    emulator, _bot = sample
+    emulator.post("/_botemu/chat", {"app_id": APP_ID, "text": "logout"})
+    sign_in_from_the_web_chat(emulator, APP_ID, "hello", r"You are now logged in\.")
