@@ -150,6 +150,9 @@ class OAuthSettings:
     scopes: tuple[str, ...] = ("User.Read",)
     lifetime: int = 3600
     users: tuple[tuple[str, str], ...] = ()
+    sso: bool = True
+    """Whether the connection has a token exchange URL (single sign-on); without, an exchange
+    is refused and a bot falls back to its card."""
 
 
 MiB = 1024 * 1024

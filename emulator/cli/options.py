@@ -110,7 +110,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
 
 def _oauth(option: list[str] | None, data: dict[str, Any]) -> tuple[OAuthSettings, ...]:
     """``--oauth-connection NAME`` and the file's ``oauth_connections``: a list of names or of
-    mappings ``{name, scopes, lifetime, users: [{id, name}]}``."""
+    mappings ``{name, scopes, lifetime, users: [{id, name}], sso}``."""
     listed = data.get("oauth_connections") or []
     if not isinstance(listed, list) or len(listed) > 32:
         raise ValueError("oauth_connections is a list of at most 32 connections")
@@ -119,7 +119,7 @@ def _oauth(option: list[str] | None, data: dict[str, Any]) -> tuple[OAuthSetting
         item = {"name": item} if isinstance(item, str) else item
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
             raise ValueError(f"oauth_connections[{i}] is a name or a mapping with a name")
-        unknown = set(item) - {"name", "scopes", "lifetime", "users"}
+        unknown = set(item) - {"name", "scopes", "lifetime", "users", "sso"}
         if unknown:
             raise ValueError(f"oauth_connections[{i}]: unknown key {sorted(unknown)[0]!r}")
         scopes = item.get("scopes", ["User.Read"])
@@ -133,8 +133,12 @@ def _oauth(option: list[str] | None, data: dict[str, Any]) -> tuple[OAuthSetting
             isinstance(u, dict) and isinstance(u.get("id"), str) for u in users
         ):
             raise ValueError(f"oauth_connections[{i}].users is a list of {{id, name}}")
+        sso = item.get("sso", True)
+        if not isinstance(sso, bool):
+            raise ValueError(f"oauth_connections[{i}].sso is true or false")
         pairs = tuple((str(u["id"]), str(u.get("name") or u["id"])) for u in users[:100])
-        found[item["name"]] = OAuthSettings(item["name"][:100], tuple(scopes[:50]), lifetime, pairs)
+        found[item["name"]] = OAuthSettings(item["name"][:100], tuple(scopes[:50]), lifetime,
+                                            pairs, sso)  # fmt: skip
     return tuple(found.values())
 
 

@@ -125,7 +125,7 @@ def _connections(configured: tuple[OAuthSettings, ...]) -> dict[str, OAuthConnec
     found: dict[str, OAuthConnection] = {}
     for c in configured:
         users = tuple(made_up_user(user_id, name) for user_id, name in c.users) or defaults
-        found[c.name] = OAuthConnection(c.name, c.scopes, c.lifetime, users)
+        found[c.name] = OAuthConnection(c.name, c.scopes, c.lifetime, users, sso=c.sso)
     return found
 
 

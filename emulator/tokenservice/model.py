@@ -51,6 +51,8 @@ class OAuthConnection:
     users: tuple[TestUser, ...] = ()
     resource: str = "api://botemu-resource"
     """The audience of the tokens it issues (the API the bot calls with them)."""
+    sso: bool = True
+    """Whether it has a token exchange URL: without, ``exchange`` is refused (400)."""
 
     @property
     def exchange_uri(self) -> str:

@@ -139,8 +139,14 @@ class TokenService:
 
     def exchange(self, user_id: str, name: str, channel: str, given: str) -> Issued:
         """``exchange``: the user's token for the connection, for an SSO token botemu signed
-        for the exchange URI; 400 otherwise (the bot then falls back to the card)."""
+        for the exchange URI; 404 otherwise, as the service answers an exchange with no token
+        (the SDKs read a 404's body as an empty TokenResponse, and the bot falls back to the
+        card; a 400's body they read as an ErrorResponse, which botbuilder-python 4.17's
+        OAuthPrompt then fails on)."""
         connection = self.connection(name)
+        if not connection.sso:
+            raise TokenServiceError(404, "NotFound", f"the connection {name[:60]!r} has no "
+                                    "token exchange URL: single sign-on is off")  # fmt: skip
         try:
             key = self.keys.find(jwt.get_unverified_header(given).get("kid", ""))
             if key is None:
@@ -148,9 +154,7 @@ class TokenService:
             claims = jwt.decode(given, key.public_key, algorithms=["RS256"],
                                 audience=connection.exchange_uri, leeway=300)  # fmt: skip
         except (jwt.PyJWTError, ValueError) as e:
-            raise TokenServiceError(
-                400, "BadArgument", f"the token cannot be exchanged: {e}"
-            ) from None
+            raise TokenServiceError(404, "NotFound", f"the token cannot be exchanged: {e}") from None
         oid, upn = str(claims.get("oid", "")), str(claims.get("upn") or user_id)
         user = next((u for u in connection.users if u.oid == oid), None) or made_up_user(
             upn.split("@", 1)[0], str(claims.get("name") or upn))

@@ -264,6 +264,7 @@ class Botemu:
         *,
         tls: bool = True,
         real_issuers: bool = False,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         self.state = state
         self.port = port
@@ -272,7 +273,7 @@ class Botemu:
         scheme = "https" if tls else "http"
         self.url = f"{scheme}://127.0.0.1:{port}"
         state.mkdir(parents=True, exist_ok=True)
-        config = {"port": port, "bots": bots}
+        config = {"port": port, "bots": bots, **(extra or {})}
         (state / "botemu.yaml").write_text(yaml.safe_dump(config))
         argv = [sys.executable, "-m", "emulator", "serve", "--config", "botemu.yaml",
                 "--db", "serve.db"]  # fmt: skip
@@ -445,6 +446,7 @@ def serve_bot(
     tls: bool = True,
     real_issuers: bool = False,
     settings: Callable[[Botemu], dict[str, str]] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Iterator[tuple[Botemu, B]]:
     """botemu (in ``state``) with one bot registered, its messaging endpoint on a free port, and
     the bot ``start(port, settings)``, for a fixture to yield; with ``credentials`` (app id,
@@ -456,7 +458,7 @@ def serve_bot(
     if credentials is not None:
         app_id, app_password = credentials
         bots = [{"app_id": app_id, "app_password": app_password, "endpoint": endpoint}]
-    emulator = Botemu(state, free_port(), bots, tls=tls, real_issuers=real_issuers)
+    emulator = Botemu(state, free_port(), bots, tls=tls, real_issuers=real_issuers, extra=extra)
     try:
         if settings is not None:
             given = settings(emulator)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from tests.sdk.harness import (
     Bot,
@@ -89,9 +90,13 @@ class Sample(Bot):
                          f"http://127.0.0.1:{port}/api/messages", ready=r"Running on ")  # fmt: skip
 
 
-def sample_pair(state: Path, script: str) -> Iterator[tuple[Botemu, Sample]]:
-    """botemu over http (the real issuers, as by default) and ``script`` given ``botemu env``."""
+def sample_pair(
+    state: Path, script: str, extra: dict[str, Any] | None = None
+) -> Iterator[tuple[Botemu, Sample]]:
+    """botemu over http (the real issuers, as by default; ``extra``: more of its configuration
+    file) and ``script`` given ``botemu env``."""
     python_auth()  # skips before anything starts when the SDK cannot be installed
     yield from serve_bot(state, lambda port, settings: Sample(script, port, settings),
                          credentials=(APP_ID, APP_PASSWORD), tls=False, real_issuers=True,
-                         settings=lambda emulator: botemu_env(emulator, "botbuilder-python"))  # fmt: skip
+                         settings=lambda emulator: botemu_env(emulator, "botbuilder-python"),
+                         extra=extra)  # fmt: skip

@@ -59,3 +59,23 @@ def test_on_msteams_single_sign_on_needs_no_card_clicked(teams_sample: Pair) -> 
     assert any("took the exchanged token" in n for n in notes), notes
     assert not any("signed in as" in n for n in notes), notes  # no card was clicked
     assert not sample.errors(mark), sample.process.since(mark)
+
+
+@pytest.fixture(scope="module")
+def teams_no_sso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """The Teams variant, with a connection that has no token exchange URL: botemu refuses the
+    exchange, as the real service does."""
+    extra = {"oauth_connections": [{"name": "graph", "sso": False}]}
+    yield from sample_pair(tmp_path_factory.mktemp("python-auth-no-sso"), "teams_app.py", extra)
+
+
+def test_on_msteams_a_refused_exchange_falls_back_to_the_card(teams_no_sso: Pair) -> None:
+    emulator, sample = teams_no_sso
+    mark = sample.mark()
+    out = _signs_in_shows_the_token_and_signs_out(emulator, sample, "--channel", "msteams")
+    # the SDK answers the exchange it could not make with 412, and asks for the card's sign-in
+    assert "answered invoke with HTTP 412" in out and "Proceed with regular login" in out, out
+    notes = newest_notes(emulator)
+    assert any("refused the exchange" in n for n in notes), notes
+    assert any("signed in as" in n for n in notes), notes  # the card's sign-in, as clicked
+    assert not sample.errors(mark), sample.process.since(mark)
