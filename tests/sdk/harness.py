@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -542,3 +543,19 @@ def probe_auth(emulator: Botemu, bot: Bot) -> tuple[int, dict[str, Any]]:
     report: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {}
     assert report, done.stderr
     return done.returncode, report
+
+
+def refused_without_a_token(emulator: Botemu, bot: Bot, app_id: str) -> int:
+    """The status a credentialed bot answers a well-formed activity with no Authorization header
+    with (the SDKs: 401)."""
+    body = json.dumps({"type": "message", "text": "x", "serviceUrl": emulator.url,
+                       "channelId": "webchat", "conversation": {"id": "c"},
+                       "from": {"id": "u"}, "recipient": {"id": app_id}}).encode()  # fmt: skip
+    request = urllib.request.Request(bot.url, data=body,
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    try:
+        with loopback_opener().open(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as refused:
+        refused.close()
+        return int(refused.code)

@@ -6,17 +6,14 @@ stream with its chunks and final message, shown once by ``botemu chat``, and che
 
 from __future__ import annotations
 
-import json
 import shutil
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.sdk.agents_js.agents import GREETING, HERE, READY, Agent, Pair, agent_env
-from tests.sdk.harness import botemu_env, chat, loopback_opener, serve_bot
+from tests.sdk.harness import botemu_env, chat, refused_without_a_token, serve_bot
 
 pytestmark = pytest.mark.slow
 
@@ -72,15 +69,7 @@ def test_the_credentialed_agent_chats_with_botemus_tokens(
 
 def test_the_credentialed_agent_refuses_a_request_with_no_token(credentialed: Pair) -> None:
     emulator, agent = credentialed
-    body = json.dumps({"type": "message", "text": "x", "serviceUrl": emulator.url,
-                       "channelId": "webchat", "conversation": {"id": "c"},
-                       "from": {"id": "u"}, "recipient": {"id": APP_ID}}).encode()  # fmt: skip
-    request = urllib.request.Request(agent.url, data=body,
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        loopback_opener().open(request, timeout=10)
-    refused.value.close()
-    assert refused.value.code == 401
+    assert refused_without_a_token(emulator, agent, APP_ID) == 401
 
 
 def test_a_streamed_reply_is_one_stream_shown_once_and_checked(

@@ -6,15 +6,12 @@ tokens; every exchange with the platform's hosts is recorded."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
 from tests.sdk.agents_python.agents import GREETING, Pair, agent_pair
-from tests.sdk.harness import chat, loopback_opener
+from tests.sdk.harness import chat, refused_without_a_token
 
 pytestmark = pytest.mark.slow
 
@@ -49,12 +46,4 @@ def test_the_credentialed_agent_chats_with_botemus_tokens(
 
 def test_the_credentialed_agent_refuses_a_request_with_no_token(credentialed: Pair) -> None:
     emulator, agent = credentialed
-    body = json.dumps({"type": "message", "text": "x", "serviceUrl": emulator.url,
-                       "channelId": "webchat", "conversation": {"id": "c"},
-                       "from": {"id": "u"}, "recipient": {"id": APP_ID}}).encode()  # fmt: skip
-    request = urllib.request.Request(agent.url, data=body,
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        loopback_opener().open(request, timeout=10)
-    refused.value.close()
-    assert refused.value.code == 401
+    assert refused_without_a_token(emulator, agent, APP_ID) == 401

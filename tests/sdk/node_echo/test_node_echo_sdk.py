@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -32,8 +30,8 @@ from tests.sdk.harness import (
     botemu_env,
     chat,
     chat_greets_and_echoes,
-    loopback_opener,
     npm_install,
+    refused_without_a_token,
     run_scenario,
     sdk_bot_env,
     serve_bot,
@@ -162,14 +160,7 @@ def test_own_issuers_are_refused_by_the_template(
 
 def test_the_bot_refuses_a_request_with_no_token(credentialed: Pair) -> None:
     emulator, bot = credentialed
-    request = urllib.request.Request(bot.url, data=json.dumps({"type": "message", "text": "x",
-        "serviceUrl": emulator.url, "channelId": "webchat", "conversation": {"id": "c"},
-        "from": {"id": "u"}, "recipient": {"id": APP_ID}}).encode(),
-        headers={"Content-Type": "application/json"})  # fmt: skip
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        loopback_opener().open(request, timeout=10)
-    refused.value.close()
-    assert refused.value.code == 401
+    assert refused_without_a_token(emulator, bot, APP_ID) == 401
 
 
 @pytest.mark.parametrize("channel", ["webchat", "emulator"])
