@@ -34,6 +34,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -248,6 +249,58 @@ def _npm_ci(node_dir: Path, work: Path) -> None:
     install_step([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=work,
                  timeout=NPM_TIMEOUT, slow=f"npm ci of {node_dir.name} took over {NPM_TIMEOUT:g} s",
                  failed=f"npm ci of {node_dir.name} failed ({{code}})")  # fmt: skip
+
+
+def requirement_pins(requirements: Path) -> dict[str, str]:
+    """``name==version`` lines of a requirements file, names lower-cased."""
+    pins = {}
+    for line in requirements.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+_pythons: dict[Path, Path] = {}
+PYTHON_INSTALL_TIMEOUT = 600.0
+
+
+def pinned_python(requirements: Path, name: str, what: str) -> Path:
+    """A Python with exactly the pins of ``requirements``: this interpreter when it has them,
+    else a virtual environment made once per pin set and Python version in
+    ``cache_root(name)/<hash>`` (``install_whole``); the test is skipped, saying ``what`` could
+    not be installed, when a step fails or takes too long."""
+    found = _pythons.get(requirements)
+    if found is not None:
+        return found
+    try:
+        if all(metadata.version(n) == v for n, v in requirement_pins(requirements).items()):
+            _pythons[requirements] = Path(sys.executable)
+            return _pythons[requirements]
+    except metadata.PackageNotFoundError:
+        pass
+    key = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
+    key += f"-py{sys.version_info.major}{sys.version_info.minor}"
+    target = cache_root(name) / key
+    if not (target / "installed").is_file():
+        shutil.rmtree(target, ignore_errors=True)
+        install_whole(target, lambda work: _install_venv(work, requirements, what))
+    _pythons[requirements] = target / "bin" / "python"
+    return _pythons[requirements]
+
+
+def _install_venv(work: Path, requirements: Path, what: str) -> None:
+    steps = [
+        [sys.executable, "-m", "venv", str(work)],
+        [str(work / "bin" / "python"), "-m", "pip", "install", "--quiet",
+         "--disable-pip-version-check", "-r", str(requirements)],
+    ]  # fmt: skip
+    for argv in steps:
+        install_step(argv, timeout=PYTHON_INSTALL_TIMEOUT,
+                     slow=f"installing {what} took over {PYTHON_INSTALL_TIMEOUT:g} s",
+                     failed=f"{what} ({requirements.name}) cannot be installed")  # fmt: skip
+    (work / "installed").write_text(requirements.read_text())
 
 
 # --- botemu serve -------------------------------------------------------------------------------

@@ -8,9 +8,6 @@ registered with an app id and password, without them it is anonymous)."""
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -18,9 +15,7 @@ from tests.sdk.harness import (
     Bot,
     Botemu,
     botemu_env,
-    cache_root,
-    install_step,
-    install_whole,
+    pinned_python,
     sdk_bot_env,
     serve_bot,
 )
@@ -29,41 +24,15 @@ HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements.txt"
 QUICKSTART = HERE / "quickstart"
 SCENARIO = HERE / "quickstart.yaml"
-INSTALL_TIMEOUT = 600.0
 READY = r"Running on http://"
 """What the quickstart's aiohttp ``run_app`` prints once it listens."""
 GREETING = ("Welcome to the empty agent! This agent is designed to be a starting point for your "
             "own agent development.")  # fmt: skip
 
-_python: Path | None = None
-
 
 def agents_python() -> Path:
     """A Python interpreter with the pinned Agents SDK (skips the test when it cannot be made)."""
-    global _python
-    if _python is not None:
-        return _python
-    key = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
-    key += f"-py{sys.version_info.major}{sys.version_info.minor}"
-    target = cache_root("agents_python") / key
-    if not (target / "installed").is_file():
-        shutil.rmtree(target, ignore_errors=True)
-        install_whole(target, _install_venv)
-    _python = target / "bin" / "python"
-    return _python
-
-
-def _install_venv(work: Path) -> None:
-    steps = [
-        [sys.executable, "-m", "venv", str(work)],
-        [str(work / "bin" / "python"), "-m", "pip", "install", "--quiet",
-         "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
-    ]  # fmt: skip
-    for argv in steps:
-        install_step(argv, timeout=INSTALL_TIMEOUT,
-                     slow=f"installing the Agents SDK took over {INSTALL_TIMEOUT:g} s",
-                     failed=f"the Agents SDK ({REQUIREMENTS.name}) cannot be installed")  # fmt: skip
-    (work / "installed").write_text(REQUIREMENTS.read_text())
+    return pinned_python(REQUIREMENTS, "agents_python", "the Agents SDK")
 
 
 def agent_argv() -> list[str]:

@@ -21,16 +21,12 @@ with the reason, when it cannot be installed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -40,13 +36,11 @@ from tests.sdk.harness import (
     Bot,
     Botemu,
     botemu_env,
-    cache_root,
     chat,
     chat_greets_and_echoes,
-    install_step,
-    install_whole,
     loopback_env,
     loopback_opener,
+    pinned_python,
     run_scenario,
     sdk_bot_env,
     serve_bot,
@@ -57,7 +51,6 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements.txt"
 ECHO_BOT = HERE / "echo_bot" / "app.py"
-INSTALL_TIMEOUT = 600.0
 APP_ID = "3c9a7e52-1f4b-4d8e-9a6c-5b2d7e8f9a10"
 APP_PASSWORD = "python-sdk-s3cret"
 
@@ -65,57 +58,9 @@ APP_PASSWORD = "python-sdk-s3cret"
 # --- the Python SDK -----------------------------------------------------------------------------
 
 
-def _pins() -> dict[str, str]:
-    pins = {}
-    for line in REQUIREMENTS.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, _, version = line.partition("==")
-            pins[name.strip().lower()] = version.strip()
-    return pins
-
-
-def _has_pins() -> bool:
-    try:
-        return all(metadata.version(name) == version for name, version in _pins().items())
-    except metadata.PackageNotFoundError:
-        return False
-
-
-_python_sdk: Path | None = None
-
-
 def python_sdk() -> Path:
     """A Python interpreter with the pinned SDK installed (see the module docstring)."""
-    global _python_sdk
-    if _python_sdk is not None:
-        return _python_sdk
-    if _has_pins():
-        _python_sdk = Path(sys.executable)
-        return _python_sdk
-    key = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
-    key += f"-py{sys.version_info.major}{sys.version_info.minor}"
-    target = cache_root("python_sdk") / key
-    python = target / "bin" / "python"
-    if not (target / "installed").is_file():
-        shutil.rmtree(target, ignore_errors=True)
-        install_whole(target, _install_venv)
-    _python_sdk = python
-    return python
-
-
-def _install_venv(work: Path) -> None:
-    """A virtual environment with the pins in ``work``."""
-    steps = [
-        [sys.executable, "-m", "venv", str(work)],
-        [str(work / "bin" / "python"), "-m", "pip", "install", "--quiet",
-         "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
-    ]  # fmt: skip
-    for argv in steps:
-        install_step(argv, timeout=INSTALL_TIMEOUT,
-                     slow=f"installing the Python SDK took over {INSTALL_TIMEOUT:g} s",
-                     failed=f"the Python SDK ({REQUIREMENTS.name}) cannot be installed")  # fmt: skip
-    (work / "installed").write_text(REQUIREMENTS.read_text())
+    return pinned_python(REQUIREMENTS, "python_sdk", "the Python SDK")
 
 
 class PythonBot(Bot):
