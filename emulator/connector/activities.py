@@ -143,7 +143,8 @@ class ActivityOps(StateCore):
     stream_limits = StreamLimits()
     """The bounds of a streamed reply (``streams.StreamLimits``)."""
     activities_kept = 100
-    """Activities of one conversation kept in memory, the last ones (``MemoryLimits``)."""
+    """Activities of one conversation kept in memory, the last ones (``MemoryLimits``); up to a
+    quarter more wait between two trims."""
 
     def post_activity(
         self,
@@ -337,8 +338,8 @@ class ActivityOps(StateCore):
         conversation.activity_members[activity_id] = previous
         if warnings:
             conversation.warnings.extend(f"activity {activity_id}: {w}" for w in warnings)
-        if len(conversation.activities) > self.activities_kept:
-            self._forget_oldest(conversation)
+        if len(conversation.activities) > self.activities_kept + self.activities_kept // 4:
+            self._forget_oldest(conversation)  # a quarter at a time: not a shift per activity
         if self._listeners:
             self._notify(conversation.id, stored if notice is None else notice)
 

@@ -82,7 +82,9 @@ def setup_signin(app: web.Application) -> TokenService:
         if user is not None and state is not None:
             start(_sign_in(service, emulator, state, user, complete, _exchange_of(activity)))
 
-    emulator.connector.add_listener(heard)
+    # Only the conversations botemu carries as the channel (a sign-in needs a user side): the
+    # others, a bot's own, cost no copy of each of their activities.
+    emulator.connector.add_listener(heard, wants=lambda cid: cid in emulator.opened)
     return service
 
 
