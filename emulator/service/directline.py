@@ -11,7 +11,6 @@ from emulator.channels.directline import (
     DirectLine,
     Grants,
     Limits,
-    directline_errors,
     directline_routes,
 )
 from emulator.config import BotRegistration
@@ -42,7 +41,6 @@ def setup_directline(app: web.Application, limits: Limits | None = None) -> Dire
     )
     app[DIRECTLINE] = service
     app.add_routes(directline_routes())
-    app.middlewares.append(directline_errors)
     return service
 
 

@@ -14,7 +14,6 @@ from emulator.channels.directline.grants import Grant, Grants
 from emulator.channels.directline.routes import (
     DIRECTLINE,
     PREFIX,
-    directline_errors,
     directline_routes,
 )
 from emulator.channels.directline.service import DirectLine, Limits, bot_key
@@ -28,6 +27,5 @@ __all__ = [
     "Grants",
     "Limits",
     "bot_key",
-    "directline_errors",
     "directline_routes",
 ]

@@ -45,43 +45,47 @@ _ALLOWED_HEADERS = "Authorization, Content-Type, x-ms-bot-agent, x-requested-wit
 
 
 def directline_routes() -> list[web.RouteDef]:
+    """The routes, each answering the service's error bodies and CORS (``_serviced``): no
+    middleware, so that no other request of botemu pays for them."""
     c = f"{PREFIX}/conversations/{{conversationId}}"
-    return [
-        web.post(f"{PREFIX}/tokens/generate", _generate),
-        web.post(f"{PREFIX}/tokens/refresh", _refresh),
-        web.post(f"{PREFIX}/conversations", _start),
-        web.get(c, _reconnect),
-        web.get(f"{c}/activities", _activities),
-        web.post(f"{c}/activities", _post),
-        web.post(f"{c}/upload", _upload),
-        web.get(f"{c}/stream", _stream),
-        web.get(f"{PREFIX}/session/getsessionid", _session_id),
-        web.get(f"{PREFIX}/attachments/{{attachmentId}}/views/{{viewId}}", _attachment),
-        web.route("OPTIONS", f"{PREFIX}/{{tail:.*}}", _preflight),
+    routes = [
+        ("POST", f"{PREFIX}/tokens/generate", _generate),
+        ("POST", f"{PREFIX}/tokens/refresh", _refresh),
+        ("POST", f"{PREFIX}/conversations", _start),
+        ("GET", c, _reconnect),
+        ("GET", f"{c}/activities", _activities),
+        ("POST", f"{c}/activities", _post),
+        ("POST", f"{c}/upload", _upload),
+        ("GET", f"{c}/stream", _stream),
+        ("GET", f"{PREFIX}/session/getsessionid", _session_id),
+        ("GET", f"{PREFIX}/attachments/{{attachmentId}}/views/{{viewId}}", _attachment),
+        ("OPTIONS", f"{PREFIX}/{{tail:.*}}", _preflight),
     ]
+    return [web.route(method, path, _serviced(handler)) for method, path, handler in routes]
 
 
-@web.middleware
-async def directline_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The service's error bodies, and CORS for a page of another origin."""
-    if not request.path.startswith(f"{PREFIX}/"):
-        return await handler(request)
-    try:
-        response = await handler(request)
-    except DirectLineError as e:
-        response = web.json_response(e.body(), status=e.status)
-    except web.HTTPException as e:
-        if e.status < 400:
-            raise
-        code = {404: "BadArgument", 405: "BadArgument", 413: "MessageSizeTooBig"}.get(e.status)
-        response = web.json_response(
-            {"error": {"code": code or "BadArgument", "message": e.reason}}, status=e.status
-        )
-    origin = request.headers.get("Origin")
-    if origin and not response.prepared:
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Vary"] = "Origin"
-    return response
+def _serviced(handler: Handler) -> Handler:
+    """``handler`` answering the service's error bodies, and CORS for a page of another origin."""
+
+    async def serviced(request: web.Request) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except DirectLineError as e:
+            response = web.json_response(e.body(), status=e.status)
+        except web.HTTPException as e:
+            if e.status < 400:
+                raise
+            code = {404: "BadArgument", 405: "BadArgument", 413: "MessageSizeTooBig"}.get(e.status)
+            response = web.json_response(
+                {"error": {"code": code or "BadArgument", "message": e.reason}}, status=e.status
+            )
+        origin = request.headers.get("Origin")
+        if origin and not response.prepared:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+        return response
+
+    return serviced
 
 
 async def _preflight(request: web.Request) -> web.Response:
