@@ -34,6 +34,6 @@ def test_a_page_that_never_reads_is_closed_and_its_memory_freed(tmp_path: Path) 
     before the outbox and the activities kept were bounded."""
     out, peak = attack("slow-page", tmp_path)
     assert out["closed"] is True and "fell behind" in str(out["behind"])
-    assert out["kept"] == 100
+    assert 100 <= out["kept"] <= 125  # the last 100, and up to a quarter more between trims
     assert peak < 160 * MiB, f"peak {peak / MiB:.0f} MiB"
     assert int(out["after_reset"]) - int(out["start"]) < 30 * MiB  # type: ignore[call-overload]
