@@ -59,9 +59,9 @@ def make_app(
     app.add_routes(control_routes())
     app.add_routes(pki_routes(config.certs_dir))  # the CA's CRL and OCSP (certs.py)
     setup_logview(app, store)  # the log view: GET / and /_logview/
-    setup_livechat(app)  # the log view's web chat: its socket, and the page's token
-    setup_livephone(app)  # the log view's phone: its socket (the chat's admission)
     setup_directline(app)  # Direct Line 3.0 under /v3/directline (channels/directline)
+    setup_livechat(app)  # the log view's web chat (a Direct Line client): its socket, its token
+    setup_livephone(app)  # the log view's phone: its socket (the chat's admission)
     setup_signin(app)  # the user token service and the sign-in page (tokenservice/)
     protect(
         app,

@@ -1,38 +1,40 @@
-"""The web chat's live transport: a person talks to a registered messaging bot from the log view
-(``#/chat``) over one WebSocket, through the connector exactly as ``botemu chat`` does
-(``Emulator.chat`` delivers; the connector's activity listener hears what the bot sends).
+"""The web chat's live socket: a person talks to a registered messaging bot from the log view
+(``#/chat``). The conversation itself is a **Direct Line** conversation of botemu's own
+(``channels/directline``): the page is a Direct Line client, which starts it, reads the bot's
+activities from its stream and posts the person's (one user side, for Web Chat, the client
+library, Botium and this page alike). This socket carries what Direct Line has no word for:
+the registered bots, a token for the conversation the person starts, the bot's HTTP answer to
+each activity (an invoke's body), a skill manifest's findings, a sign-in card's link.
 
 ``GET /_botemu/live/chat`` upgrades to a WebSocket of subprotocol ``botemu.live.v1``. The page
 offers a second subprotocol, ``botemu.secret.<token>``: the page token the log view's page was
 given (``bootstrap``, a ``<meta>`` tag), or the control secret. Refused before the upgrade: an
 ``Origin`` that is not botemu's own (403), no or a wrong token (403), too many sockets (429).
-The guard's Host check comes first, as for every request (docs/security.md).
+The guard's Host check comes first, as for every request (docs/security.md). The Direct Line
+token the page is given is bound to its conversation, its user and the page's own origin: a
+page of another origin gets nothing without a token botemu gave it.
 
 Frames are JSON text, one object each. From the page (``ref``: any short string or number, sent
 back with what answers it):
 
 ==============================================  ==================================================
-``{"op": "start", "app_id", "ref"?}``            a new conversation with the bot (``Restart``
-                                                 too: the socket's previous one ends): the
-                                                 ``conversationUpdate`` that adds the person and
-                                                 the bot goes first
-``{"op": "send", "activity", "ref"?}``           one activity: ``type`` one of ``TYPES``, fields
-                                                 of ``STRINGS`` and ``STRUCTURED`` only, bounded
+``{"op": "start", "app_id", "channel"?}``        a new conversation with the bot (``Restart``
+                                                 too: the socket's previous one ends): ``started``
+                                                 answers with its Direct Line token
 ``{"op": "bots", "ref"?}``                       the registered messaging bots again
 ``{"op": "manifest", "text", "name"?}``          a skill manifest (``livechat_skill``): its
                                                  activities for the menu; null text forgets it
+``{"op": "signin", "connection"}``               a sign-in card's link (a card with none)
 ==============================================  ==================================================
 
 To the page: ``ready`` (``bots``, ``types``, ``limits``) once; ``bots``; ``started``
-(``conversation_id``, ``app_id``, ``bot``); ``activity`` (``from``: ``user`` or ``bot``, and the
-``activity`` as the connector stored it: typing, ``messageUpdate`` and ``messageDelete``
-included) for every activity of the conversation, in the connector's order; ``answer`` (the
-bot's HTTP answer to a ``send``: ``status``, ``failure``, and ``body``, an invoke's response);
-``manifest`` (``activities``, ``findings``; once after ``ready`` too, with ``botemu serve
---manifest``); ``findings`` (an endOfConversation checked against
-the manifest's resultValue; an invoke's are in its ``answer``);
-``refused`` (``error``: why a frame was not acted on; the conversation goes on); ``dropped``
-(``count``: activities left out because the page read too slowly).
+(``conversation_id``, ``app_id``, ``bot``, ``channel``, ``user``, and ``directline``:
+``domain``, ``token``); ``answer`` (the bot's HTTP answer to each activity of the conversation
+the user's side sent: ``activity_id``, ``type``, ``status``, ``failure``, and ``body``, an
+invoke's response); ``manifest`` (``activities``, ``findings``; once after ``ready`` too, with
+``botemu serve --manifest``); ``findings`` (an endOfConversation checked against the manifest's
+resultValue; an invoke's are in its ``answer``); ``signin`` (``link``); ``refused`` (``error``:
+why a frame was not acted on; the conversation goes on).
 """
 
 from __future__ import annotations
@@ -47,9 +49,11 @@ from dataclasses import dataclass, field
 
 from aiohttp import WSMsgType, web
 
-from emulator.channels import CHANNELS, open_on
+from emulator.channels import CHANNELS, channel
+from emulator.channels.directline import DIRECTLINE, PREFIX, DirectLine
+from emulator.channels.directline.errors import DirectLineError
 from emulator.connector.errors import ConnectorError
-from emulator.connector.sender import BotAnswer, TokenKind
+from emulator.connector.sender import BotAnswer
 from emulator.findings import Finding
 from emulator.guard import GUARD, Guard
 from emulator.jsonutil import JSON, JSONObject
@@ -68,14 +72,11 @@ META_TOKEN, META_URL = "botemu-live-token", "botemu-live-chat"
 DEFAULT_MAX_LIVE = 20
 TYPES = ("message", "event", "invoke", "endOfConversation", "typing", "messageReaction",
          "conversationUpdate", "deleteUserData")  # fmt: skip
-"""The activity types the page may send."""
-STRINGS = {"text": 16_384, "name": 256, "code": 64, "replyToId": 256, "locale": 32}
-"""The string fields the page may set, and the characters each may hold."""
-STRUCTURED = ("value", "membersAdded", "membersRemoved", "reactionsAdded", "reactionsRemoved")
-"""The JSON fields the page may set, each bounded by MAX_VALUE and MAX_DEPTH."""
+"""The activity types the page's menu offers."""
+MAX_TEXT = 16_384
+"""Characters of a message the page sends (the page holds to it; Direct Line bounds bytes)."""
 MAX_VALUE = 32 * 1024
-"""Bytes of one structured field, as compact JSON."""
-MAX_DEPTH = 32
+"""Characters of an invoke's answer body shown to the page."""
 MAX_PENDING = 16
 """Frames waiting to be acted on."""
 SOCKETS_PER_LIVE = 2
@@ -91,6 +92,8 @@ class Session(LiveSocket):
     inbox: asyncio.Queue[JSONObject] = field(default_factory=lambda: asyncio.Queue(MAX_PENDING))
     conversation_id: str | None = None
     app_id: str | None = None
+    origin: str = ""
+    """The page's origin: its Direct Line tokens are bound to it."""
     skill: SkillManifest | None = None
     expecting: Declared | None = None
     """The declared activity whose resultValue the bot's next endOfConversation answers."""
@@ -99,8 +102,11 @@ class Session(LiveSocket):
 class LiveChat:
     """Every live web chat of one running botemu (``LIVECHAT`` on its app)."""
 
-    def __init__(self, emulator: Emulator, *, max_live: int = DEFAULT_MAX_LIVE) -> None:
+    def __init__(
+        self, emulator: Emulator, directline: DirectLine, *, max_live: int = DEFAULT_MAX_LIVE
+    ) -> None:
         self.emulator = emulator
+        self.directline = directline
         self.max_live = max_live
         self.page_token = secrets.token_urlsafe(32)
         """Handed to the log view's page only (``bootstrap``); opens live chats, nothing else."""
@@ -110,17 +116,44 @@ class LiveChat:
         self.given: Given | None = None
         """The manifest every page starts with, as if picked (``botemu serve --manifest``)."""
         emulator.connector.add_listener(self._heard, wants=self.live.__contains__)
+        directline.delivering.append(self._delivering)
+        directline.answered.append(self._answered)
 
-    # --- the connector's side -------------------------------------------------------------------
+    # --- the connector's and Direct Line's side -------------------------------------------------
 
     def _heard(self, conversation_id: str, activity: JSONObject) -> None:
+        """The bot's endOfConversation, checked against the page's skill manifest."""
         session = self.live.get(conversation_id)
-        if session is not None:
+        if session is not None and activity.get("type") == "endOfConversation":
             sender = activity.get("from")
-            side = "user" if isinstance(sender, dict) and sender.get("role") == "user" else "bot"
-            session.push({"op": "activity", "from": side, "activity": activity})
-            if side == "bot" and activity.get("type") == "endOfConversation":
+            if not (isinstance(sender, dict) and sender.get("role") == "user"):
                 self._ended(session, conversation_id, activity)
+
+    def _delivering(self, conversation_id: str, activity: JSONObject) -> None:
+        """A user activity of a live conversation goes to the bot: the declared activity whose
+        resultValue the bot's coming endOfConversation answers (an invoke's: its answer)."""
+        session = self.live.get(conversation_id)
+        if session is None or session.skill is None:
+            return
+        declared = session.skill.expecting(activity)
+        if declared is not None and activity.get("type") != "invoke":
+            session.expecting = declared
+
+    def _answered(self, conversation_id: str, activity: JSONObject, answer: BotAnswer) -> None:
+        """The bot's answer to a user activity of a live conversation, to its page (an
+        invoke's body checked against the manifest's resultValue when it declares one)."""
+        session = self.live.get(conversation_id)
+        if session is None:
+            return
+        kind = str(activity.get("type"))
+        message = answer_message(str(activity.get("id")), kind, answer)
+        skill = session.skill
+        declared = skill.expecting(activity) if skill is not None else None
+        if skill and declared and kind == "invoke" and answer.status is not None:
+            found = skill.check(declared, "SKILL-INVOKE-RESULT", message["body"],
+                                "the invoke response body")  # fmt: skip
+            message["findings"] = self._note(conversation_id, found)
+        session.push(message)
 
     def session(self, ws: web.WebSocketResponse, request: web.Request) -> Session:
         """A new socket's session, its outbox bounded by ``MemoryLimits.outbox_bytes``."""
@@ -134,8 +167,8 @@ class LiveChat:
                 for b in self.emulator.config.bots if b.endpoint]  # fmt: skip
 
     def ready(self) -> Sent:
-        limits: JSONObject = {"text": STRINGS["text"], "value": MAX_VALUE, "depth": MAX_DEPTH,
-                              "frame": MAX_FRAME, "live": self.max_live}  # fmt: skip
+        limits: JSONObject = {"text": MAX_TEXT, "value": MAX_VALUE, "frame": MAX_FRAME,
+                              "live": self.max_live}  # fmt: skip
         return {"op": "ready", "bots": self.bots(), "types": list(TYPES), "limits": limits}
 
     # --- admission ------------------------------------------------------------------------------
@@ -185,8 +218,12 @@ class LiveChat:
             session.refuse(None, "ref is a number or a string of at most 64 characters")
             return
         op = frame.get("op")
-        if op not in ("start", "send", "bots", "manifest", "signin"):
-            session.refuse(ref, f"op is start, send, bots, manifest or signin, not {str(op)[:40]!r}")
+        if op == "send":
+            session.refuse(ref, "the page sends activities through Direct Line: POST "
+                           f"{PREFIX}/conversations/{{id}}/activities with the token of started")
+            return
+        if op not in ("start", "bots", "manifest", "signin"):
+            session.refuse(ref, f"op is start, bots, manifest or signin, not {str(op)[:40]!r}")
             return
         try:
             session.inbox.put_nowait(frame)
@@ -205,14 +242,12 @@ class LiveChat:
                     await self.start(session, ref, frame.get("app_id"), frame.get("channel"))
                 elif frame["op"] == "manifest":
                     self.manifest(session, ref, frame)
-                elif frame["op"] == "signin":
-                    self.sign_in_link(session, ref, frame.get("connection"))
                 else:
-                    await self.send(session, ref, frame.get("activity"))
+                    self.sign_in_link(session, ref, frame.get("connection"))
             except Refused as e:
                 session.refuse(ref, str(e))
-            except ConnectorError as e:
-                session.refuse(ref, f"the connector refused it: {e}")
+            except (ConnectorError, DirectLineError) as e:
+                session.refuse(ref, f"the conversation was not opened: {e}")
             except Exception:  # a bug here must not leave the page waiting
                 log.exception("web chat: %s failed", frame.get("op"))
                 session.refuse(ref, "botemu failed on this frame (its log has why)")
@@ -220,9 +255,10 @@ class LiveChat:
     async def start(
         self, session: Session, ref: JSON, app_id: JSON, channel_id: JSON = None
     ) -> None:
-        """A new conversation between the person and the bot ``app_id`` on the channel
-        ``channel_id`` (the default when None), opened as a channel opens one: the
-        conversationUpdate that adds both goes first."""
+        """A new Direct Line conversation between the person and the bot ``app_id`` on the
+        channel ``channel_id`` (the default when None): the page starts it with the token of
+        ``started`` (``POST /conversations``), and the bot hears the conversationUpdate that
+        adds both first."""
         emulator = self.emulator
         bot = next((b for b in emulator.config.bots if b.app_id == app_id and b.endpoint), None)
         if not isinstance(app_id, str) or bot is None:
@@ -232,44 +268,19 @@ class LiveChat:
                           "close a chat, or botemu serve --max-live N")  # fmt: skip
         if channel_id is not None and channel_id not in CHANNELS:
             raise Refused(f"channel is one of {', '.join(CHANNELS)}, not {str(channel_id)[:40]!r}")
+        channel_id = channel(channel_id if isinstance(channel_id, str) else None).id
         self.end(session)
-        conversation = open_on(emulator.connector, bot.app_id, USER,
-                               channel_id if isinstance(channel_id, str) else None)  # fmt: skip
-        emulator.opened[conversation.id] = bot.app_id
-        session.conversation_id, session.app_id = conversation.id, bot.app_id
-        self.live[conversation.id] = session
-        emulator.record(conversation.id, "note", {"summary": "web chat: opened from the log view"})
-        session.push({"op": "started", "ref": ref, "conversation_id": conversation.id,
-                      "app_id": bot.app_id, "bot": bot.name or bot.app_id})  # fmt: skip
-        update: JSONObject = {"type": "conversationUpdate", "membersAdded": [
-            dict(USER), {"id": bot.app_id, "name": bot.name or "bot"}]}  # fmt: skip
-        await self._deliver(session, ref, update)
-
-    async def send(self, session: Session, ref: JSON, activity: JSON) -> None:
-        if session.conversation_id is None:
-            raise Refused("no conversation yet: start one (choose a bot)")
-        if session.conversation_id not in self.emulator.opened:
-            raise Refused("this conversation is no longer open (botemu was reset): Restart")
-        await self._deliver(session, ref, checked_activity(activity))
-
-    async def _deliver(self, session: Session, ref: JSON, activity: JSONObject) -> None:
-        """Deliver ``activity``; the bot's answer to the page, checked against the manifest's
-        resultValue when it declares one (an invoke's body; else the coming endOfConversation,
-        which may arrive before the answer)."""
-        assert session.app_id is not None and session.conversation_id is not None
-        skill = session.skill
-        declared = skill.expecting(activity) if skill is not None else None
-        if declared is not None and activity["type"] != "invoke":
-            session.expecting = declared
-        _, activity_id, answer = await self.emulator.chat(
-            session.app_id, None, session.conversation_id, TokenKind.CONNECTOR, activity
-        )
-        message = answer_message(ref, activity_id, str(activity["type"]), answer)
-        if skill and declared and activity["type"] == "invoke" and answer.status is not None:
-            found = skill.check(declared, "SKILL-INVOKE-RESULT", message["body"],
-                                "the invoke response body")  # fmt: skip
-            message["findings"] = self._note(session.conversation_id, found)
-        session.push(message)
+        opened = self.directline.open_for(bot, dict(USER), channel_id, session.origin)
+        conversation_id = str(opened["conversationId"])
+        emulator.opened[conversation_id] = bot.app_id
+        session.conversation_id, session.app_id = conversation_id, bot.app_id
+        self.live[conversation_id] = session
+        emulator.record(conversation_id, "note", {"summary": "web chat: opened from the log view"})
+        session.push({"op": "started", "ref": ref, "conversation_id": conversation_id,
+                      "app_id": bot.app_id, "bot": bot.name or bot.app_id,
+                      "channel": channel_id, "user": dict(USER),
+                      "directline": {"domain": PREFIX, "token": opened["token"],
+                                     "expires_in": opened["expires_in"]}})  # fmt: skip
 
     def sign_in_link(self, session: Session, ref: JSON, connection: JSON) -> None:
         """The sign-in page's link for a card with none: the channel makes the card's state
@@ -312,6 +323,7 @@ class LiveChat:
             return
         self.live.pop(conversation_id, None)
         self.emulator.opened.pop(conversation_id, None)
+        self.directline.close(conversation_id, CLOSED_REASON)
         with contextlib.suppress(TranscriptError):
             self.emulator.store.finish(conversation_id, reason=CLOSED_REASON)
 
@@ -320,7 +332,7 @@ class Refused(Exception):
     """A frame the web chat does not act on: the message says why."""
 
 
-def answer_message(ref: JSON, activity_id: str, kind: str, answer: BotAnswer) -> Sent:
+def answer_message(activity_id: str, kind: str, answer: BotAnswer) -> Sent:
     """What the page is told of the bot's HTTP answer to an activity (an invoke's response in
     ``body``: JSON when it is, else text, cut to MAX_VALUE characters)."""
     body: JSON = None
@@ -328,51 +340,8 @@ def answer_message(ref: JSON, activity_id: str, kind: str, answer: BotAnswer) ->
         body = answer.json
         if body is None:
             body = answer.body[:MAX_VALUE].decode("utf-8", "replace")
-    return {"op": "answer", "ref": ref, "activity_id": activity_id, "type": kind,
+    return {"op": "answer", "activity_id": activity_id, "type": kind,
             "status": answer.status, "failure": answer.failure, "body": body}  # fmt: skip
-
-
-def checked_activity(activity: JSON) -> JSONObject:
-    """The activity the page asked for, with only the fields it may set; Refused says why not."""
-    if not isinstance(activity, dict):
-        raise Refused("activity is a JSON object with a type")
-    kind = activity.get("type")
-    if kind not in TYPES:
-        raise Refused(f"type {str(kind)[:40]!r} is not one the web chat sends: {', '.join(TYPES)}")
-    out: JSONObject = {"type": kind}
-    for name, value in activity.items():
-        if name == "type":
-            continue
-        if name in STRINGS:
-            if not isinstance(value, str):
-                raise Refused(f"{name} is a string")
-            if len(value) > STRINGS[name]:
-                raise Refused(f"{name} is {len(value):,} characters: at most {STRINGS[name]:,}")
-        elif name in STRUCTURED:
-            bounded(name, value)
-        else:
-            raise Refused(f"the web chat does not send {name[:40]!r}: it sends "
-                          f"{', '.join([*STRINGS, *STRUCTURED])}")  # fmt: skip
-        out[name] = value
-    if kind == "message" and not out.get("text") and "value" not in out:
-        raise Refused("a message has text (or a value)")
-    return out
-
-
-def bounded(name: str, value: JSON) -> None:
-    """Refused when ``value`` nests deeper than MAX_DEPTH or is over MAX_VALUE bytes as JSON."""
-    stack: list[tuple[JSON, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise Refused(f"{name} nests deeper than {MAX_DEPTH} levels")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    size = len(json.dumps(value, separators=(",", ":")).encode("utf-8", "replace"))
-    if size > MAX_VALUE:
-        raise Refused(f"{name} is {size:,} bytes of JSON: at most {MAX_VALUE:,}")
 
 
 def origin_allowed(guard: Guard, origin: str, request: web.Request) -> bool:
@@ -407,6 +376,7 @@ async def _socket(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(protocols=(PROTOCOL,), heartbeat=30.0, max_msg_size=MAX_FRAME)
     await ws.prepare(request)
     session = live.session(ws, request)
+    session.origin = request.headers.get("Origin") or f"{request.scheme}://{request.host}"
     live.sessions.add(session)
     tasks = [asyncio.create_task(session.write()), asyncio.create_task(live.work(session))]
     session.push(live.ready())
@@ -431,9 +401,9 @@ async def _socket(request: web.Request) -> web.StreamResponse:
 
 
 def setup_livechat(app: web.Application, *, max_live: int = DEFAULT_MAX_LIVE) -> LiveChat:
-    """Serve the web chat on ``app`` (a ``make_app`` app, before it starts): the socket, and the
-    bootstrap that hands the log view's page its token."""
-    live = LiveChat(app[EMULATOR], max_live=max_live)
+    """Serve the web chat on ``app`` (a ``make_app`` app, before it starts, with Direct Line
+    mounted): the socket, and the bootstrap that hands the log view's page its token."""
+    live = LiveChat(app[EMULATOR], app[DIRECTLINE], max_live=max_live)
     app[LIVECHAT] = live
     app.router.add_get(LIVE_CHAT_PATH, _socket)
     app.middlewares.append(bootstrap_middleware(

@@ -357,3 +357,58 @@ async def test_an_uploads_attachment_descriptions_are_its_files(running: Running
     assert [(a["contentType"], a.get("name")) for a in sent["attachments"]] == [
         (card["contentType"], None), ("text/plain", "a.txt"), ("text/plain", "b.txt")]  # fmt: skip
     assert all("contentUrl" in a for a in sent["attachments"][1:])
+
+
+async def test_the_activities_kept_for_get_are_bounded_by_count_and_bytes(running: Running) -> None:
+    """``GET activities`` gives what the conversation keeps: at most ``activities_kept`` and
+    ``activities_kept_bytes`` of them (the oldest go first; the watermark goes on)."""
+    running.service.limits = replace(running.service.limits, activities_kept=5,
+                                     activities_kept_bytes=100_000)  # fmt: skip
+    _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+    conversation = running.service.conversations[started["conversationId"]]
+    for n in range(8):
+        running.service._heard(conversation.id, {"type": "message", "text": str(n), "id": str(n)})
+    _, page = await running.call("GET", f"/conversations/{conversation.id}/activities",
+                                 started["token"])  # fmt: skip
+    assert [a["text"] for a in page["activities"]][-5:] == ["3", "4", "5", "6", "7"]
+    assert len(page["activities"]) == 5
+    big = "x" * 30_000
+    for n in range(8):
+        running.service._heard(conversation.id, {"type": "message", "text": big, "id": f"b{n}"})
+    _, page = await running.call("GET", f"/conversations/{conversation.id}/activities",
+                                 started["token"])  # fmt: skip
+    assert [a["id"] for a in page["activities"]] == ["b5", "b6", "b7"]  # 3 × 30 KB fit 100 KB
+    assert conversation.kept <= 100_000
+    assert page["watermark"] == str(conversation.next)
+
+
+async def test_a_stream_that_takes_nothing_is_cut_off_after_its_close(running: Running) -> None:
+    """A client that reads nothing, not even the close frame: its connection is cut within
+    ``CLOSE_WAIT`` of the socket's end (here, its conversation closed), so no writer is left
+    waiting on it."""
+    from emulator.channels.directline import routes
+
+    routes_wait, routes.CLOSE_WAIT = routes.CLOSE_WAIT, 0.2
+    try:
+        _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
+        conversation = running.service.conversations[started["conversationId"]]
+        reader, writer = await asyncio.open_connection("127.0.0.1", running.client.port)
+        path = started["streamUrl"].split(str(running.client.port), 1)[1]
+        writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{running.client.port}\r\n"
+                      "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())  # fmt: skip
+        for _ in range(100):
+            if conversation.sockets:
+                break
+            await asyncio.sleep(0.02)
+        running.service.close(conversation.id, "closed by the test")
+        assert await asyncio.wait_for(reader.read(), 10) is not None  # EOF: the server let go
+        for _ in range(100):
+            if not conversation.sockets:
+                break
+            await asyncio.sleep(0.02)
+        assert not conversation.sockets and running.service.sockets == 0
+        writer.close()
+    finally:
+        routes.CLOSE_WAIT = routes_wait

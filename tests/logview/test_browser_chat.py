@@ -123,6 +123,9 @@ def test_a_conversation_with_the_echo_bot_in_order(live: ChatBotemu, tab: Tab) -
     conversation = conversation_of(page)
     call = live.store.call(conversation)
     assert call is not None and call.kind == "conversation"
+    rows = [str(e.payload.get("summary")) for e in live.store.events(conversation)]
+    assert "client → Direct Line: conversation started (201)" in rows  # a Direct Line client
+    assert "client → Direct Line: message sent (200)" in rows
     page.locator("#livechat-conversation").click()  # the conversation in the log view
     expect(page.locator("#chat")).to_contain_text("echo: hello from the browser")
     page.go_back()  # the chat goes on meanwhile
@@ -297,9 +300,9 @@ def test_a_refusal_is_shown_and_the_chat_goes_on(live: ChatBotemu, tab: Tab) -> 
     page, log = open_chat(tab)
     page.locator("#livechat-menu summary").click()
     page.get_by_label("Activity type", exact=True).select_option("conversationUpdate")
-    page.get_by_label("Members (JSON)", exact=True).fill('{"from": {"id": "someone-else"}}')
-    page.get_by_role("button", name="Send activity").click()  # botemu refuses it
-    expect(page.locator("#livechat-problem")).to_contain_text("does not send 'from'")
+    page.get_by_label("Members (JSON)", exact=True).fill('{"membersAdded": "nobody"}')
+    page.get_by_role("button", name="Send activity").click()  # Direct Line refuses it (400)
+    expect(page.locator("#livechat-problem")).to_contain_text("membersAdded must be an array")
     say(page, "x" * 20_000)
     expect(page.locator("#livechat-problem")).to_contain_text("at most 16384")
     say(page, "still here")

@@ -3,8 +3,8 @@
 at the start, after the attack and after ``POST /_botemu/reset``, and what the attack was told.
 
 - ``attachments``: a registered bot uploads 150 attachments of 2.8 MiB through the connector;
-- ``slow-page``: a web chat page that never reads its socket while the bot posts 1,200
-  activities of 250 KB to its conversation.
+- ``slow-page``: a web chat page that never reads its conversation's Direct Line stream while
+  the bot posts 1,200 activities of 250 KB to it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from yarl import URL
+
+from emulator.channels.directline import DIRECTLINE
 from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.service import EMULATOR, make_app
 from emulator.service.livechat import LIVE_CHAT_PATH, LIVECHAT
@@ -78,37 +81,52 @@ def ws_frame(text: str) -> bytes:
 
 
 async def slow_page(app: web.Application, base: str, port: int, out: dict[str, Any]) -> None:
+    """The page starts a conversation (its live socket, then Direct Line) and then never reads
+    the conversation's stream."""
     token = app[LIVECHAT].page_token
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.sendall((f"GET {LIVE_CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                  "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                  f"Sec-WebSocket-Protocol: botemu.live.v1, botemu.secret.{token}\r\n\r\n"
-                  ).encode())  # fmt: skip
-    await asyncio.sleep(0.2)
-    sock.sendall(ws_frame(json.dumps({"op": "start", "app_id": BOT, "ref": 1})))
-    live = app[LIVECHAT].live
-    for _ in range(100):
-        if live:
-            break
-        await asyncio.sleep(0.05)
-    conversation_id = next(iter(live))
-    session = live[conversation_id]
-    connector = app[EMULATOR].connector
-    for i in range(1200):  # each text its own, as from the bot's requests
-        text = f"{i:05d}" + "x" * 250_000
-        connector.post_activity(conversation_id, {"type": "message", "text": text})
-        if i % 20 == 0:
-            await asyncio.sleep(0)
-    out["peak_rss_during"] = rss()
-    await asyncio.sleep(0.5)
-    out["closed"] = session.ws.closed
-    out["close_code"] = session.ws.close_code
-    out["behind"] = session.behind
-    out["kept"] = len(connector.conversation(conversation_id).activities)
-    sock.close()
-    await asyncio.sleep(0.5)
+    async with aiohttp.ClientSession() as http:
+        live = await http.ws_connect(f"{base}{LIVE_CHAT_PATH}",
+                                     protocols=["botemu.live.v1", f"botemu.secret.{token}"])  # fmt: skip
+        await live.send_json({"op": "start", "app_id": BOT, "ref": 1})
+        started: dict[str, Any] = {}
+        for _ in range(10):
+            started = json.loads((await live.receive(timeout=10)).data)
+            if started["op"] == "started":
+                break
+        grant = started["directline"]
+        async with http.post(f"{base}{grant['domain']}/conversations",
+                             headers={"Authorization": f"Bearer {grant['token']}"}) as r:  # fmt: skip
+            stream = URL((await r.json())["streamUrl"])
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall((f"GET {stream.path_qs} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())  # fmt: skip
+        conversation_id = str(started["conversation_id"])
+        conversation = app[DIRECTLINE].conversations[conversation_id]
+        for _ in range(100):
+            if conversation.sockets:
+                break
+            await asyncio.sleep(0.05)
+        outbox = next(iter(conversation.sockets))
+        connector = app[EMULATOR].connector
+        for i in range(1200):  # each text its own, as from the bot's requests
+            text = f"{i:05d}" + "x" * 250_000
+            connector.post_activity(conversation_id, {"type": "message", "text": text})
+            if i % 20 == 0:
+                await asyncio.sleep(0)
+        out["peak_rss_during"] = rss()
+        for _ in range(160):  # the stream is cut within CLOSE_WAIT of falling behind
+            if not conversation.sockets:
+                break
+            await asyncio.sleep(0.05)
+        out["closed"] = not conversation.sockets
+        out["behind"] = outbox.behind
+        out["kept"] = len(connector.conversation(conversation_id).activities)
+        sock.close()
+        await live.close()
+        await asyncio.sleep(0.5)
 
 
 async def main(case: str, folder: Path) -> dict[str, Any]:

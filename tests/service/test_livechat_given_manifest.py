@@ -13,7 +13,7 @@ import aiohttp
 from emulator.manifest.source import load_manifest_text
 from emulator.manifest.validate import validate_manifest
 from emulator.service.livechat_skill import Given, given
-from tests.service.test_livechat import CHAT_BOT, Live, answered, live, start, until
+from tests.service.test_livechat import CHAT_BOT, Live, live, post, send, start, until
 from tests.service.test_livechat_skill import EXAMPLE, finish_manifest, load
 
 __all__ = ["live"]  # the fixture, imported
@@ -32,10 +32,9 @@ async def first_frames(live: Live) -> tuple[aiohttp.ClientWebSocketResponse, dic
     return ws, frame
 
 
-async def invoke_weather(ws: aiohttp.ClientWebSocketResponse, ref: str) -> dict[str, Any]:
-    await ws.send_json({"op": "send", "ref": ref, "activity": {
-        "type": "invoke", "name": "getWeather", "value": {"city": "Paris"}}})  # fmt: skip
-    return await until(ws, answered(ref))
+async def invoke_weather(live: Live, ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
+    return await send(live, ws, {"type": "invoke", "name": "getWeather",
+                                 "value": {"city": "Paris"}})  # fmt: skip
 
 
 async def test_every_page_gets_the_given_manifest_right_after_ready(live: Live) -> None:
@@ -60,8 +59,8 @@ async def test_without_a_given_manifest_nothing_follows_ready(live: Live) -> Non
 async def test_the_given_manifest_checks_answers_as_if_picked(live: Live) -> None:
     live.chat.given = example()
     ws, _ = await first_frames(live)
-    await start(ws, CHAT_BOT)
-    answer = await invoke_weather(ws, "w")
+    await start(live, ws, CHAT_BOT)
+    answer = await invoke_weather(live, ws)
     rules = {(f["rule"], f["severity"]) for f in answer.get("findings", [])}
     assert rules == {("SKILL-INVOKE-RESULT", "error")}, answer
 
@@ -71,17 +70,16 @@ async def test_a_page_picks_another_or_forgets_it_for_itself_only(live: Live) ->
     first, _ = await first_frames(live)
     second, _ = await first_frames(live)
     for ws in (first, second):
-        await start(ws, CHAT_BOT)
+        await start(live, ws, CHAT_BOT)
     other = await load(first, finish_manifest())  # another manifest, for the first page
     assert "finish" in {a["key"] for a in other["activities"]}
-    await first.send_json({"op": "send", "ref": "f", "activity": {
-        "type": "event", "name": "finish", "value": {"n": 1}}})  # fmt: skip
+    await post(live, first, {"type": "event", "name": "finish", "value": {"n": 1}})
     checked = await until(first, lambda f: f["op"] == "findings")
     assert [f["rule"] for f in checked["findings"]] == ["SKILL-EOC-RESULT"]
     await first.send_json({"op": "manifest", "ref": "x", "text": None})
     forgotten = await until(first, lambda f: f.get("ref") == "x")
     assert (forgotten["op"], forgotten["activities"]) == ("manifest", None)
-    assert "findings" not in await invoke_weather(first, "w1")  # nothing to check against
-    assert "findings" in await invoke_weather(second, "w2")  # the other page keeps the given one
+    assert "findings" not in await invoke_weather(live, first)  # nothing to check against
+    assert "findings" in await invoke_weather(live, second)  # the other page keeps the given one
     _, frame = await first_frames(live)  # and a new page starts with it
     assert frame["op"] == "manifest" and frame["name"] == "skills/travel.json"

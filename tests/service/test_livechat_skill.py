@@ -1,6 +1,7 @@
 """The web chat with a skill manifest (emulator/service/livechat_skill.py): the menu of declared
 activities with their schemas resolved and a sample, and the bot's answers checked against the
-declared resultValue, over the live socket (fixtures of ``test_livechat.py``)."""
+declared resultValue, the activities posted through Direct Line and the answers over the live socket (fixtures of
+``test_livechat.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from emulator.service import EMULATOR
 from emulator.service.livechat_skill import resolved
-from tests.service.test_livechat import CHAT_BOT, Live, answered, live, start, until
+from tests.service.test_livechat import CHAT_BOT, Live, live, post, send, start, until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = (ROOT / "examples" / "skill" / "manifest.json").read_text()
@@ -50,11 +51,10 @@ async def test_the_menu_lists_the_declared_activities_with_resolved_schemas(live
 
 async def test_an_invoke_response_is_checked_against_the_result_value(live: Live) -> None:
     ws = await live.connect(token=live.token)
-    await start(ws, CHAT_BOT)
+    await start(live, ws, CHAT_BOT)
     await load(ws, EXAMPLE)
-    await ws.send_json({"op": "send", "ref": "w", "activity": {
-        "type": "invoke", "name": "getWeather", "value": {"city": "Paris"}}})  # fmt: skip
-    answer = await until(ws, answered("w"))
+    answer = await send(live, ws, {"type": "invoke", "name": "getWeather",
+                                   "value": {"city": "Paris"}})  # fmt: skip
     rules = {(f["rule"], f["severity"]) for f in answer["findings"]}
     assert rules == {("SKILL-INVOKE-RESULT", "error")}
     assert any("'city' is a required property" in f["message"] for f in answer["findings"])
@@ -66,10 +66,9 @@ async def test_an_invoke_response_is_checked_against_the_result_value(live: Live
 
 async def test_an_end_of_conversation_is_checked_against_the_result_value(live: Live) -> None:
     ws = await live.connect(token=live.token)
-    await start(ws, CHAT_BOT)
+    await start(live, ws, CHAT_BOT)
     await load(ws, finish_manifest())
-    await ws.send_json({"op": "send", "ref": "f", "activity": {
-        "type": "event", "name": "finish", "value": {"n": 1}}})  # fmt: skip
+    await post(live, ws, {"type": "event", "name": "finish", "value": {"n": 1}})
     frame = await until(ws, lambda f: f["op"] == "findings")
     assert [(f["rule"], f["severity"]) for f in frame["findings"]] == [("SKILL-EOC-RESULT", "info")]
     assert frame["activity_id"]
@@ -81,7 +80,7 @@ async def test_a_manifest_that_cannot_be_used_is_refused(live: Live) -> None:
                         ("", "the manifest's text"), ("x" * 210_000, "at most")):  # fmt: skip
         frame = await load(ws, text)
         assert frame["op"] == "refused" and error in frame["error"], frame
-    await start(ws)  # the socket goes on
+    await start(live, ws)  # the socket goes on
 
 
 def test_a_recursive_ref_is_left_to_the_json_editor() -> None:

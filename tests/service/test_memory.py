@@ -33,7 +33,7 @@ def test_a_page_that_never_reads_is_closed_and_its_memory_freed(tmp_path: Path) 
     """1,200 activities of 250 KB to a page that reads nothing: 373 MiB, kept after a reset,
     before the outbox and the activities kept were bounded."""
     out, peak = attack("slow-page", tmp_path)
-    assert out["closed"] is True and "fell behind" in str(out["behind"])
+    assert out["closed"] is True and out["behind"] is True
     assert 100 <= out["kept"] <= 125  # the last 100, and up to a quarter more between trims
     assert peak < 160 * MiB, f"peak {peak / MiB:.0f} MiB"
     assert int(out["after_reset"]) - int(out["start"]) < 30 * MiB  # type: ignore[call-overload]

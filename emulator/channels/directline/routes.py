@@ -39,6 +39,9 @@ from emulator.jsonutil import JSON, JSONObject
 PREFIX = "/v3/directline"
 DIRECTLINE = web.AppKey("directline", DirectLine)
 KEEPALIVE = 30.0
+CLOSE_WAIT = 5.0
+"""Seconds a stream that fell behind (or whose conversation closed) has to take its close frame
+before its connection is cut."""
 MAX_ID = 200
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _ALLOWED_HEADERS = "Authorization, Content-Type, x-ms-bot-agent, x-requested-with, Accept"
@@ -318,6 +321,14 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     conversation = service.conversation(grant, conversation_id)
     outbox = service.attach(conversation)
     socket = web.WebSocketResponse(max_msg_size=4096, heartbeat=None)
+    transport = request.transport
+    if transport is not None:  # a client that takes not even the close frame is cut off
+        loop = asyncio.get_running_loop()
+
+        def close_soon() -> None:
+            loop.call_later(CLOSE_WAIT, _cut, transport)
+
+        outbox.on_close = close_soon
     try:
         await socket.prepare(request)
         watermark = request.query.get("watermark") or "0"
@@ -332,6 +343,11 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     finally:
         service.detach(conversation, outbox)
     return socket
+
+
+def _cut(transport: asyncio.Transport) -> None:
+    if not transport.is_closing():
+        transport.abort()
 
 
 async def _drain(socket: web.WebSocketResponse) -> None:
@@ -354,6 +370,9 @@ async def _write(
             if not reader.done():
                 await socket.send_str("")  # the service's keep-alive: an empty message
             continue
+        if outbox.ended is not None:
+            await socket.close(code=1000, message=outbox.ended.encode()[:120])
+            return
         if outbox.behind:
             await socket.close(code=1008, message=b"the client fell behind: reconnect with "
                                b"the last watermark")  # fmt: skip

@@ -24,10 +24,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from emulator.channels import CHANNELS, open_on
+from emulator.channels import CHANNELS, open_on, shaped
 from emulator.channels.directline.errors import DirectLineError, not_found
 from emulator.channels.directline.grants import Grant, Grants
 from emulator.config import BotRegistration
+from emulator.connector.activities import activity_warnings
 from emulator.connector.errors import ConnectorError
 from emulator.connector.models import ConnectorState
 from emulator.connector.sender import BotAnswer
@@ -40,6 +41,8 @@ class Limits:
 
     conversations_per_bot: int = 200
     activities_kept: int = 1000
+    activities_kept_bytes: int = 16 * 1024 * 1024
+    """Bytes of JSON of the activities kept per conversation, at most (the oldest go first)."""
     activity_bytes: int = 256 * 1024
     upload_bytes: int = 4 * 1024 * 1024
     upload_files: int = 10
@@ -52,6 +55,10 @@ class Limits:
 
 Deliver = Callable[[BotRegistration, str, JSONObject], Awaitable[BotAnswer]]
 Record = Callable[[str, str, JSONObject], None]
+Delivering = Callable[[str, JSONObject], None]
+"""(conversation id, the stored activity) just before it goes to the bot."""
+Answered = Callable[[str, JSONObject, BotAnswer], None]
+"""(conversation id, the stored activity, the bot's HTTP answer) once the bot answered it."""
 
 
 @dataclass(eq=False)
@@ -64,6 +71,11 @@ class Outbox:
     max_bytes: int = 8 * 1024 * 1024
     queued: int = 0
     behind: bool = False
+    ended: str | None = None
+    """Why the socket is closed for good (its conversation was closed), or None."""
+    on_close: Callable[[], None] | None = None
+    """Called once the socket is to be closed (``behind`` or ``ended``): its writer may be
+    stuck on a client that reads nothing, which this cuts off (``routes._stream``)."""
 
     def push(self, item: JSONObject, size: int) -> None:
         if self.behind:
@@ -87,6 +99,18 @@ class Outbox:
             self.queue.get_nowait()
         self.queue.put_nowait(({}, 0))  # wakes the writer, which sees ``behind`` and closes
         self.queued = 0
+        if self.on_close is not None:
+            self.on_close()
+
+    def end(self, reason: str) -> None:
+        """Close the socket for good: its conversation was closed."""
+        self.ended = reason
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(({}, 0))
+        self.queued = 0
+        if self.on_close is not None:
+            self.on_close()
 
 
 @dataclass(eq=False)
@@ -101,14 +125,17 @@ class Conversation:
     started: bool = False
     announced: set[str] = field(default_factory=set)
     """The users the bot has been told of (a conversationUpdate adding each)."""
-    log: deque[tuple[int, JSONObject, bool]] = field(default_factory=deque)
-    """(watermark, activity, stream only) of every activity, oldest first, bounded."""
+    log: deque[tuple[int, JSONObject, bool, int]] = field(default_factory=deque)
+    """(watermark, activity, stream only, bytes) of every activity, oldest first, bounded in
+    count and bytes."""
+    kept: int = 0
+    """Bytes of the activities in ``log``."""
     next: int = 0
     sockets: set[Outbox] = field(default_factory=set)
     requests: deque[float] = field(default_factory=deque)
 
     def since(self, watermark: int, *, stream: bool) -> list[JSONObject]:
-        return [copy_object(a) for w, a, only in self.log
+        return [copy_object(a) for w, a, only, _ in self.log
                 if w >= watermark and (stream or not only)]  # fmt: skip
 
 
@@ -142,6 +169,10 @@ class DirectLine:
         self._clock = clock
         self.conversations: dict[str, Conversation] = {}
         self.sockets = 0
+        self.delivering: list[Delivering] = []
+        self.answered: list[Answered] = []
+        """Told of each user activity around its delivery (botemu's own web chat reads the
+        bot's answers and checks them against a skill manifest so)."""
         connector.add_listener(self._heard, wants=lambda cid: cid in self.conversations)
 
     # --- bots and grants -------------------------------------------------------------------
@@ -165,7 +196,17 @@ class DirectLine:
         return found
 
     def reset(self) -> None:
+        for conversation in self.conversations.values():
+            for outbox in conversation.sockets:
+                outbox.end("botemu was reset")
         self.conversations.clear()
+
+    def close(self, conversation_id: str, reason: str) -> None:
+        """End a conversation: its tokens open nothing any more, its sockets are closed."""
+        conversation = self.conversations.pop(conversation_id, None)
+        if conversation is not None:
+            for outbox in conversation.sockets:
+                outbox.end(reason)
 
     # --- tokens and conversations ----------------------------------------------------------
 
@@ -175,8 +216,21 @@ class DirectLine:
             raise DirectLineError(403, "Forbidden", "tokens are generated with the secret")
         user = _user(body.get("user"))
         origins = _origins(body.get("trustedOrigins"))
-        conversation = self._open(grant.bot, user, agent)
+        conversation = self._open(grant.bot, user, _channel(agent))
         token, lifetime = self.grants.token(grant.bot, conversation.id, _id(user), origins)
+        return {"conversationId": conversation.id, "token": token, "expires_in": lifetime}
+
+    def open_for(
+        self, bot: BotRegistration, user: JSONObject, channel_id: str, origin: str
+    ) -> JSONObject:
+        """A conversation of botemu's own client (the log view's web chat) with ``bot`` on
+        ``channel_id`` (any of ``CHANNELS``), as ``/tokens/generate`` answers: its token is
+        bound to it, to ``user`` and to the page's ``origin``."""
+        if channel_id not in CHANNELS:
+            raise DirectLineError(400, "BadArgument", f"no channel {channel_id[:40]!r}")
+        conversation = self._open(bot_key(bot), _user(dict(user)), channel_id)
+        token, lifetime = self.grants.token(conversation.bot, conversation.id, _id(conversation.user),
+                                            (origin.rstrip("/"),))  # fmt: skip
         return {"conversationId": conversation.id, "token": token, "expires_in": lifetime}
 
     def refresh(self, grant: Grant) -> JSONObject:
@@ -194,7 +248,7 @@ class DirectLine:
         has begun, (200, the same)."""
         if grant.kind == "secret":
             user = _user(body.get("user"))
-            conversation = self._open(grant.bot, user, agent)
+            conversation = self._open(grant.bot, user, _channel(agent))
         else:
             assert grant.conversation is not None
             conversation = self.conversation(grant, grant.conversation)
@@ -228,19 +282,17 @@ class DirectLine:
         return {"conversationId": conversation.id, "token": token, "expires_in": lifetime,
                 "streamUrl": url}  # fmt: skip
 
-    def _open(self, key: str, user: JSONObject | None, agent: str) -> Conversation:
+    def _open(self, key: str, user: JSONObject | None, channel_id: str) -> Conversation:
         bot = self.bot(key)
         mine = sum(1 for c in self.conversations.values() if c.bot == key)
         if mine >= self.limits.conversations_per_bot:
             raise DirectLineError(429, "TooManyRequests", f"this bot has {mine} Direct Line "
                                   "conversations, the most botemu keeps: reset, or raise "
                                   "the bound (docs/directline.md)")  # fmt: skip
-        channel_id = "webchat" if "webchat" in agent.lower() else "directline"
         account = user or {"id": f"dl_{random_ids.token_hex(8)}"}
         opened = open_on(self.connector, bot.app_id, {**account, "role": "user"}, channel_id)
         conversation = Conversation(opened.id, key, bot.app_id, channel_id, user)
         self.conversations[opened.id] = conversation
-        conversation.log = deque(maxlen=self.limits.activities_kept)
         return conversation
 
     async def _begin(self, conversation: Conversation) -> None:
@@ -279,6 +331,10 @@ class DirectLine:
                                   f"not {str(sender['id'])[:60]!r}")  # fmt: skip
         if not isinstance(activity.get("type"), str):
             raise DirectLineError(400, "BadArgument", "the activity needs a type")
+        try:
+            activity_warnings(activity)
+        except ConnectorError as e:
+            raise DirectLineError(400, "BadArgument", str(e)) from None
         if not conversation.started:
             conversation.started = True
             conversation.user = conversation.user or {"id": sender["id"]}
@@ -300,13 +356,19 @@ class DirectLine:
                   if k not in ("id", "serviceUrl", "conversation", "recipient", "channelId")}  # fmt: skip
         fields["from"] = {**(user or {"id": "user"}), "role": "user"}
         fields["recipient"] = {"id": bot.app_id, "name": bot.name or "bot", "role": "bot"}
-        fields["channelId"] = conversation.channel_id
+        fields["conversation"] = {"id": conversation.id}
         try:
-            activity_id = self.connector.post_activity(conversation.id, fields, from_bot=False)
+            shaped_fields = shaped(self.connector.conversation(conversation.id), fields)
+            activity_id = self.connector.post_activity(conversation.id, shaped_fields,
+                                                       from_bot=False)  # fmt: skip
         except ConnectorError as e:
             raise DirectLineError(400, "BadArgument", str(e)) from None
         stored = self.connector.conversation(conversation.id).activity(activity_id)
+        for delivering in self.delivering:
+            delivering(conversation.id, stored)
         answer = await self._deliver(bot, conversation.id, copy_object(stored))
+        for answered in self.answered:
+            answered(conversation.id, stored, answer)
         if not quiet and (answer.status is None or answer.status >= 400):
             why = answer.failure or f"the bot answered {answer.status}"
             code = "BotTimeout" if answer.failure and "no answer" in answer.failure else "BotError"
@@ -330,13 +392,18 @@ class DirectLine:
         if kind == "messageUpdate":
             activity["type"] = "message"
         only = kind == "typing" and not _streaming(activity)
-        conversation.log.append((conversation.next, activity, only))
+        size = len(dumps(activity))
+        log, limits = conversation.log, self.limits
+        log.append((conversation.next, activity, only, size))
+        conversation.kept += size
+        while len(log) > limits.activities_kept or (
+            conversation.kept > limits.activities_kept_bytes and len(log) > 1
+        ):
+            conversation.kept -= log.popleft()[3]
         conversation.next += 1
         item: JSONObject = {"activities": [activity], "watermark": str(conversation.next)}
-        if conversation.sockets:
-            size = len(dumps(item))
-            for outbox in list(conversation.sockets):
-                outbox.push(item, size)
+        for outbox in list(conversation.sockets):
+            outbox.push(item, size + 40)
 
     def _count(self, conversation: Conversation) -> None:
         """At most ``requests_per_minute`` of a conversation's requests (429 above)."""
@@ -373,6 +440,12 @@ def _streaming(activity: JSONObject) -> bool:
     return isinstance(entities, list) and any(
         isinstance(e, dict) and str(e.get("type", "")).lower() == "streaminfo" for e in entities
     )
+
+
+def _channel(agent: str) -> str:
+    """The channel of a conversation a client opens: ``webchat`` when its agent says it is
+    Web Chat, else ``directline``."""
+    return "webchat" if "webchat" in agent.lower() else "directline"
 
 
 def _user(value: JSON) -> JSONObject | None:

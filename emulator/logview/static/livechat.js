@@ -1,17 +1,21 @@
-// The web chat (#/chat): talk to a registered messaging bot through botemu's connector, as a
-// channel does. The page opens one socket (livechat-socket.js) and starts a conversation with
-// the chosen bot (its conversationUpdate first); the bot's replies arrive as the connector takes
-// them, typing included. Restart starts a new conversation id. Everything is in the store, so
+// The web chat (#/chat): talk to a registered messaging bot through botemu, as a channel's user
+// does. The conversation is a Direct Line conversation of botemu's (livechat-directline.js):
+// the page starts it with the token its live socket (livechat-socket.js) was given, reads the
+// bot's activities from the stream, typing included, and posts the person's. The live socket
+// carries the rest: the bots, the bot's HTTP answer to each activity, a skill manifest's
+// findings, a sign-in link. Restart starts a new conversation id. Everything is in the store, so
 // the conversation is also in the list (a link opens it there).
 
 import { h, fill } from './dom.js';
 import { bootstrap, LiveSocket } from './livechat-socket.js';
+import { DirectLineClient } from './livechat-directline.js';
 import { activityView, answerView, findingsView } from './livechat-render.js';
 import { ActivityMenu } from './livechat-menu.js';
 
 const TYPING_MS = 3000;
 const MAX_SHOWN = 500; // activities kept on the page; older ones are in the log view
 const CHANNELS = ['webchat', 'directline', 'emulator', 'msteams']; // emulator/channels: webchat first, the default
+const MAX_WAITING = 100; // answers and findings held for an activity the stream has not brought yet
 
 export class LiveChatPage {
   constructor(root) {
@@ -19,7 +23,11 @@ export class LiveChatPage {
     this.boot = bootstrap();
     this.socket = null;
     this.conversationId = null;
-    this.pending = new Map(); // ref -> what it was: {kind, type}
+    this.dl = null; // the conversation's Direct Line client
+    this.user = null;
+    this.queued = []; // activities sent before the conversation began
+    this.waiting = new Map(); // activity id -> views to put under it when it shows
+    this.pending = new Map(); // ref -> what it was: {kind}
     this.typingTimer = null;
     this.built = false;
   }
@@ -87,6 +95,9 @@ export class LiveChatPage {
         this.menu.limits = frame.limits ?? {};
         this.fillBots(frame.bots ?? []); // the person starts a conversation: Start, or a first message
         this.conversationId = null; // a new socket holds no conversation yet
+        this.dl?.close();
+        this.dl = null;
+        this.queued = [];
         this.starting = false;
         this.restart.textContent = 'Start';
         break;
@@ -96,14 +107,14 @@ export class LiveChatPage {
       case 'started':
         this.started(frame);
         break;
-      case 'activity':
-        this.activity(frame.from === 'user' ? 'user' : 'bot', frame.activity ?? {});
-        break;
       case 'answer':
         this.answer(frame);
         break;
       case 'refused':
-        if (this.pending.get(frame.ref)?.kind === 'start') this.starting = false;
+        if (this.pending.get(frame.ref)?.kind === 'start') {
+          this.starting = false;
+          this.queued = [];
+        }
         this.refused(frame);
         break;
       case 'signin':
@@ -131,21 +142,42 @@ export class LiveChatPage {
   start() {
     if (!this.bots.value) return false;
     const ref = this.socket?.send({ op: 'start', app_id: this.bots.value, channel: this.channel.value });
-    if (ref) this.pending.set(ref, { kind: 'start', type: 'conversationUpdate' });
+    if (ref) this.pending.set(ref, { kind: 'start' });
     if (ref) this.starting = true;
     return Boolean(ref);
   }
 
   started(frame) {
+    this.pending.delete(frame.ref);
+    this.dl?.close();
     this.conversationId = frame.conversation_id;
+    this.user = frame.user ?? { id: 'user' };
     this.conversation.textContent = frame.conversation_id;
     this.conversation.setAttribute('href', `#/calls/${encodeURIComponent(frame.conversation_id)}`);
     this.root.dataset.conversation = frame.conversation_id;
     this.restart.textContent = 'Restart';
-    this.starting = false;
     this.log.replaceChildren();
+    this.waiting.clear();
     this.problem.hidden = true;
     this.stopTyping();
+    const dl = new DirectLineClient(frame.directline ?? {}, {
+      onActivities: (activities) => {
+        if (this.dl === dl) for (const a of activities) this.activity(a);
+      },
+      onState: (state, detail) => {
+        if (this.dl === dl && state === 'closed') this.showProblem(`The conversation's Direct Line stream closed (${detail}): Restart`);
+      },
+    });
+    this.dl = dl;
+    dl.start().then(() => {
+      this.starting = false;
+      const queued = this.queued.splice(0);
+      for (const activity of queued) this.post(activity);
+    }, (e) => {
+      this.starting = false;
+      this.queued = [];
+      if (this.dl === dl) this.showProblem(`The conversation did not start: ${e.message}`);
+    });
   }
 
   sendMessage(value) {
@@ -162,26 +194,49 @@ export class LiveChatPage {
       return false;
     }
     if (!this.conversationId && !this.starting && !this.start()) return false; // the first message starts one
-    const ref = this.socket?.send({ op: 'send', activity });
-    if (!ref) return false;
-    this.pending.set(ref, { kind: 'send', type: activity.type });
     this.problem.hidden = true;
+    if (this.starting || !this.dl?.conversationId) {
+      this.queued.push(activity); // posted once the conversation has begun
+      return true;
+    }
+    this.post(activity);
     return true;
   }
 
-  activity(side, a) {
+  /** Post an activity through Direct Line; a refusal shows (a bot's failure shows as its answer). */
+  post(activity) {
+    const dl = this.dl;
+    dl.post({ ...activity, from: this.user }).catch((e) => {
+      if (this.dl === dl && e.status !== 502 && e.status !== 504) this.showProblem(`Not sent: ${e.message}`);
+    });
+  }
+
+  /** One activity of the stream, the person's own included. */
+  activity(a) {
+    if (!a || typeof a !== 'object') return;
+    const side = a.from?.role === 'user' ? 'user' : 'bot';
     if (side === 'bot' && a.type === 'typing') {
       this.showTyping();
       return;
     }
     if (side === 'bot') this.stopTyping();
-    if (a.type === 'messageUpdate' || a.type === 'messageDelete') {
-      this.changed(a);
+    if (a.type === 'messageUpdate' || a.type === 'messageDelete' || this.shown(a.id)) {
+      this.changed(a); // Direct Line brings an update as the message again, with its id
       return;
     }
-    this.log.append(activityView(a, side, (action) => this.act(action)));
+    const view = activityView(a, side, (action) => this.act(action));
+    this.log.append(view);
+    for (const held of this.waiting.get(a.id) ?? []) {
+      view.append(held);
+      if (held.dataset.failed) view.classList.add('refused');
+    }
+    this.waiting.delete(a.id);
     while (this.log.childElementCount > MAX_SHOWN) this.log.firstElementChild.remove();
     this.log.lastElementChild.scrollIntoView({ block: 'nearest' });
+  }
+
+  shown(activityId) {
+    return typeof activityId === 'string' && [...this.log.querySelectorAll('[data-id]')].some((el) => el.dataset.id === activityId);
   }
 
   changed(a) {
@@ -209,21 +264,27 @@ export class LiveChatPage {
     }
   }
 
+  /** The bot's HTTP answer to an activity of the person's: shown when it failed or answers an invoke. */
   answer(frame) {
-    const sent = this.pending.get(frame.ref);
-    this.pending.delete(frame.ref);
     const failed = frame.status === null || frame.status >= 300;
-    if (!sent) return;
-    if (failed || frame.type === 'invoke') this.attach(frame.activity_id, answerView(frame))?.classList.toggle('refused', failed);
+    if (failed || frame.type === 'invoke') this.attach(frame.activity_id, answerView(frame), failed);
     if (frame.findings?.length) this.attach(frame.activity_id, findingsView(frame.findings));
   }
 
-  /** Put view under the activity activity_id (at the end when it is not shown); the activity. */
-  attach(activityId, view) {
+  /**
+   * Put view under the activity activity_id; held until the stream brings it when it has not
+   * yet (the live socket may be faster than the stream).
+   */
+  attach(activityId, view, failed = false) {
     const target = [...this.log.querySelectorAll('[data-id]')].find((el) => el.dataset.id === activityId);
+    if (failed) target?.classList.add('refused');
+    if (failed) view.dataset.failed = 'true';
+    if (!target && typeof activityId === 'string' && this.waiting.size < MAX_WAITING) {
+      this.waiting.set(activityId, [...(this.waiting.get(activityId) ?? []), view]);
+      return;
+    }
     (target ?? this.log).append(view);
     view.scrollIntoView({ block: 'nearest' });
-    return target ?? null;
   }
 
   /** Load a skill manifest (text null: forget it). */
