@@ -5,7 +5,9 @@ event loop pays, and the time until everything is committed), and the same-proce
 plain ``INSERT`` of the same row into a bare SQLite table in WAL mode, one commit each. Ratios to
 the baseline are steadier than absolute figures on a shared machine.
 
-Asserts nothing about time. Run: ``python benchmarks/transcripts.py [--events 5000]``.
+Asserts nothing about time. Run: ``python benchmarks/transcripts.py [--events 5000]``; with
+``--against DIR [--rounds N]`` (a ``git archive`` of another build's ``emulator/``), both builds
+in turns, their ratios side by side.
 """
 
 from __future__ import annotations
@@ -58,15 +60,52 @@ def baseline(path: Path, events: int) -> float:
     return elapsed / events * 1e6
 
 
+def measure(events: int) -> dict[str, float]:
+    """Every figure of one run, in µs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = baseline(root / "base.db", events)
+        sync, _ = store_appends(root / "sync.db", events, write_behind=False)
+        queued, committed = store_appends(root / "behind.db", events, write_behind=True)
+    return {"base": base, "sync": sync, "queued": queued, "committed": committed}
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This build and ``--against``'s in turns (``support.run_builds``): the ratios side by side."""
+    import statistics
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from support import run_builds
+
+    found = run_builds(Path(__file__), ["--events", str(args.events)], args.against, args.rounds)
+    print(f"botemu transcript store: {args.rounds} rounds of each build, in turns, "
+          f"{args.events} appends each")  # fmt: skip
+    for name, runs in found.items():
+        ratio = {k: statistics.median(r[k] / r["base"] for r in runs)
+                 for k in ("sync", "queued", "committed")}  # fmt: skip
+        print(f"  {name:>20}: committed each {ratio['sync']:.2f}x, write-behind caller "
+              f"{ratio['queued']:.2f}x, until committed {ratio['committed']:.2f}x the plain "
+              "INSERT + commit")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=5000)
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        base = baseline(root / "base.db", args.events)
-        sync, _ = store_appends(root / "sync.db", args.events, write_behind=False)
-        queued, committed = store_appends(root / "behind.db", args.events, write_behind=True)
+    if args.child:
+        print(json.dumps(measure(args.events)))
+        return
+    if args.against:
+        compare(args)
+        return
+    figures = measure(args.events)
+    base, sync = figures["base"], figures["sync"]
+    queued, committed = figures["queued"], figures["committed"]
     print(
         f"botemu transcript store, {args.events} appends of a {len(json.dumps(PAYLOAD))}-byte event"
     )

@@ -53,7 +53,7 @@ def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
     return plan
 
 
-_PLAIN = 5
+PLAIN_ROW = _PLAIN = 5
 """The length of a plain event's row (``event_row``)."""
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from emulator.jsonutil import JSON
-from emulator.transcripts.connection import EVENT_ROWS, event_row, insert_event_rows
+from emulator.transcripts.connection import EVENT_ROWS, PLAIN_ROW, event_row, insert_event_rows
 from emulator.transcripts.explorations import (
     MAX_EXPLORATION_BYTES,
     ExplorationStore,
@@ -44,6 +44,7 @@ from emulator.transcripts.queries import (
     LAST_SEQ,
     RUNNING_WITH_WRITER,
     filters,
+    insert_events,
 )
 from emulator.transcripts.records import (
     CallSummary,
@@ -212,6 +213,17 @@ class TranscriptStore(ExplorationStore):
                 row = event_row(call_id, seq, vtime, self._clock(), str(kind), text, blob)
                 self._writer.submit((EVENT_ROWS, (row,)))
             return seq
+        last = self._seqs.get(call_id)
+        if last is not None:  # the common case, committed now: one statement, no plan
+            row = event_row(call_id, last + 1, vtime, self._clock(), str(kind), text, blob)
+            with self._read() as conn:
+                try:
+                    conn.execute(insert_events(1, plain=len(row) == PLAIN_ROW), row)
+                except sqlite3.IntegrityError:
+                    pass  # another writer appended to this call: ``_insert`` looks again
+                else:
+                    self._seqs[call_id] = last + 1
+                    return last + 1
         return self._insert(call_id, [(str(kind), text, blob)], vtime)[0]
 
     def append_many(

@@ -201,3 +201,22 @@ def test_a_batch_of_both_shapes_that_fails_commits_none_of_its_rows(tmp_path: Pa
             insert_event_rows(store._conn, rows)
         assert [e.seq for e in store.events(call_id)] == [1]
         assert not store._conn.in_transaction
+
+
+def test_appends_of_two_stores_to_one_call_interleave_without_a_lost_event(tmp_path: Path) -> None:
+    """``append``'s one-statement path takes the seq it remembers; when another store (another
+    process) appended to the call meanwhile, the insert fails on the key and the seq is looked
+    up again: every event is kept, in the order appended, with no gap."""
+    first = TranscriptStore(tmp_path / "t.db")
+    second = TranscriptStore(tmp_path / "t.db")
+    try:
+        call = first.start(bot="b")
+        seqs = []
+        for n in range(6):
+            store = first if n % 2 == 0 else second
+            seqs.append(store.append(call, "note", {"n": n}))
+        assert seqs == [1, 2, 3, 4, 5, 6]
+        assert [e.payload["n"] for e in first.events(call)] == list(range(6))
+    finally:
+        first.close()
+        second.close()
