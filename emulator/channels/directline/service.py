@@ -20,13 +20,23 @@ from __future__ import annotations
 import asyncio
 import secrets as random_ids
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 
 from emulator.channels import CHANNELS, open_on, shaped
 from emulator.channels.directline.errors import DirectLineError, not_found
 from emulator.channels.directline.grants import Grant, Grants
+from emulator.channels.directline.model import (
+    Conversation,
+    Limits,
+    Outbox,
+    channel_of,
+    id_of,
+    named,
+    read_origins,
+    read_user,
+    read_watermark,
+    streaming,
+)
 from emulator.config import BotRegistration
 from emulator.connector.activities import activity_warnings
 from emulator.connector.errors import ConnectorError
@@ -34,109 +44,12 @@ from emulator.connector.models import ConnectorState
 from emulator.connector.sender import BotAnswer
 from emulator.jsonutil import JSON, JSONObject, copy_object, dumps
 
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """What one Direct Line service keeps and takes (docs/directline.md, Bounds)."""
-
-    conversations_per_bot: int = 200
-    activities_kept: int = 1000
-    activities_kept_bytes: int = 16 * 1024 * 1024
-    """Bytes of JSON of the activities kept per conversation, at most (the oldest go first)."""
-    activity_bytes: int = 256 * 1024
-    upload_bytes: int = 4 * 1024 * 1024
-    upload_files: int = 10
-    sockets: int = 64
-    sockets_per_conversation: int = 4
-    outbox: int = 256
-    outbox_bytes: int = 8 * 1024 * 1024
-    requests_per_minute: int = 1200
-
-
 Deliver = Callable[[BotRegistration, str, JSONObject], Awaitable[BotAnswer]]
 Record = Callable[[str, str, JSONObject], None]
 Delivering = Callable[[str, JSONObject], None]
 """(conversation id, the stored activity) just before it goes to the bot."""
 Answered = Callable[[str, JSONObject, BotAnswer], None]
 """(conversation id, the stored activity, the bot's HTTP answer) once the bot answered it."""
-
-
-@dataclass(eq=False)
-class Outbox:
-    """One socket's queue of ActivitySets (at most ``Limits.outbox`` of them and
-    ``max_bytes`` of their JSON); ``behind`` once it overflowed: the queue is dropped and the
-    socket's writer closes the socket."""
-
-    queue: asyncio.Queue[tuple[JSONObject, int]]
-    max_bytes: int = 8 * 1024 * 1024
-    queued: int = 0
-    behind: bool = False
-    ended: str | None = None
-    """Why the socket is closed for good (its conversation was closed), or None."""
-    on_close: Callable[[], None] | None = None
-    """Called once the socket is to be closed (``behind`` or ``ended``): its writer may be
-    stuck on a client that reads nothing, which this cuts off (``routes._stream``)."""
-
-    def push(self, item: JSONObject, size: int) -> None:
-        if self.behind:
-            return
-        if self.queued + size > self.max_bytes:
-            self._overflow()
-            return
-        try:
-            self.queue.put_nowait((item, size))
-        except asyncio.QueueFull:
-            self._overflow()
-            return
-        self.queued += size
-
-    def taken(self, size: int) -> None:
-        self.queued -= size
-
-    def _overflow(self) -> None:
-        self.behind = True
-        while not self.queue.empty():  # what waited is let go at once, not when the writer looks
-            self.queue.get_nowait()
-        self.queue.put_nowait(({}, 0))  # wakes the writer, which sees ``behind`` and closes
-        self.queued = 0
-        if self.on_close is not None:
-            self.on_close()
-
-    def end(self, reason: str) -> None:
-        """Close the socket for good: its conversation was closed."""
-        self.ended = reason
-        while not self.queue.empty():
-            self.queue.get_nowait()
-        self.queue.put_nowait(({}, 0))
-        self.queued = 0
-        if self.on_close is not None:
-            self.on_close()
-
-
-@dataclass(eq=False)
-class Conversation:
-    """One Direct Line conversation."""
-
-    id: str
-    bot: str
-    app_id: str
-    channel_id: str
-    user: JSONObject | None
-    started: bool = False
-    announced: set[str] = field(default_factory=set)
-    """The users the bot has been told of (a conversationUpdate adding each)."""
-    log: deque[tuple[int, JSONObject, bool, int]] = field(default_factory=deque)
-    """(watermark, activity, stream only, bytes) of every activity, oldest first, bounded in
-    count and bytes."""
-    kept: int = 0
-    """Bytes of the activities in ``log``."""
-    next: int = 0
-    sockets: set[Outbox] = field(default_factory=set)
-    requests: deque[float] = field(default_factory=deque)
-
-    def since(self, watermark: int, *, stream: bool) -> list[JSONObject]:
-        return [copy_object(a) for w, a, only, _ in self.log
-                if w >= watermark and (stream or not only)]  # fmt: skip
 
 
 def bot_key(bot: BotRegistration) -> str:
@@ -155,7 +68,7 @@ class DirectLine:
         bots: Callable[[], tuple[BotRegistration, ...]],
         deliver: Deliver,
         record: Record,
-        limits: Limits = Limits(),
+        limits: Limits | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.connector = connector
@@ -165,7 +78,7 @@ class DirectLine:
         self.record = record
         self.upload_key = random_ids.token_bytes(32)
         """Signs the URLs of uploaded files (``routes.capability``)."""
-        self.limits = limits
+        self.limits = limits or Limits()
         self._clock = clock
         self.conversations: dict[str, Conversation] = {}
         self.sockets = 0
@@ -214,10 +127,10 @@ class DirectLine:
         """``POST /tokens/generate``: a token for a new conversation (and user, and origins)."""
         if grant.kind != "secret":
             raise DirectLineError(403, "Forbidden", "tokens are generated with the secret")
-        user = _user(body.get("user"))
-        origins = _origins(body.get("trustedOrigins"))
-        conversation = self._open(grant.bot, user, _channel(agent))
-        token, lifetime = self.grants.token(grant.bot, conversation.id, _id(user), origins)
+        user = read_user(body.get("user"))
+        origins = read_origins(body.get("trustedOrigins"))
+        conversation = self._open(grant.bot, user, channel_of(agent))
+        token, lifetime = self.grants.token(grant.bot, conversation.id, id_of(user), origins)
         return {"conversationId": conversation.id, "token": token, "expires_in": lifetime}
 
     def open_for(
@@ -228,9 +141,9 @@ class DirectLine:
         bound to it, to ``user`` and to the page's ``origin``."""
         if channel_id not in CHANNELS:
             raise DirectLineError(400, "BadArgument", f"no channel {channel_id[:40]!r}")
-        conversation = self._open(bot_key(bot), _user(dict(user)), channel_id)
-        token, lifetime = self.grants.token(conversation.bot, conversation.id, _id(conversation.user),
-                                            (origin.rstrip("/"),))  # fmt: skip
+        conversation = self._open(bot_key(bot), read_user(dict(user)), channel_id)
+        token, lifetime = self.grants.token(conversation.bot, conversation.id,
+                                            id_of(conversation.user), (origin.rstrip("/"),))  # fmt: skip
         return {"conversationId": conversation.id, "token": token, "expires_in": lifetime}
 
     def refresh(self, grant: Grant) -> JSONObject:
@@ -247,13 +160,13 @@ class DirectLine:
         """``POST /conversations``: (201, a new conversation) or, for a token whose conversation
         has begun, (200, the same)."""
         if grant.kind == "secret":
-            user = _user(body.get("user"))
-            conversation = self._open(grant.bot, user, _channel(agent))
+            user = read_user(body.get("user"))
+            conversation = self._open(grant.bot, user, channel_of(agent))
         else:
             assert grant.conversation is not None
             conversation = self.conversation(grant, grant.conversation)
             if conversation.user is None:
-                conversation.user = _user(body.get("user"))
+                conversation.user = read_user(body.get("user"))
         status = 200 if conversation.started else 201
         if not conversation.started:
             conversation.started = True
@@ -266,12 +179,12 @@ class DirectLine:
         """``GET /conversations/{id}?watermark=``: a new ``streamUrl`` (and token) for the
         conversation, whose socket starts after ``watermark`` (from the start without one)."""
         conversation = self.conversation(grant, conversation_id)
-        return self._session(grant, conversation, base, _watermark(watermark))
+        return self._session(grant, conversation, base, read_watermark(watermark))
 
     def _session(
         self, grant: Grant, conversation: Conversation, base: str, watermark: int = 0
     ) -> JSONObject:
-        user = _id(conversation.user) if grant.kind == "secret" else grant.user
+        user = id_of(conversation.user) if grant.kind == "secret" else grant.user
         token, lifetime = self.grants.token(conversation.bot, conversation.id, user,
                                             grant.origins)  # fmt: skip
         stream, _ = self.grants.token(conversation.bot, conversation.id, user, kind="stream")
@@ -340,7 +253,7 @@ class DirectLine:
             conversation.user = conversation.user or {"id": sender["id"]}
             await self._begin(conversation)
         if sender["id"] not in conversation.announced:
-            await self._announce(conversation, {"id": sender["id"], **_named(sender)})
+            await self._announce(conversation, {"id": sender["id"], **named(sender)})
         return await self._send(conversation, activity, dict(sender))
 
     async def _send(
@@ -379,7 +292,7 @@ class DirectLine:
         """``GET /conversations/{id}/activities``: those from ``watermark`` on (no typing)."""
         conversation = self.conversation(grant, conversation_id)
         self._count(conversation)
-        since = _watermark(watermark)
+        since = read_watermark(watermark)
         return {"activities": list(conversation.since(since, stream=False)),
                 "watermark": str(conversation.next)}  # fmt: skip
 
@@ -391,7 +304,7 @@ class DirectLine:
         kind = activity.get("type")
         if kind == "messageUpdate":
             activity["type"] = "message"
-        only = kind == "typing" and not _streaming(activity)
+        only = kind == "typing" and not streaming(activity)
         size = len(dumps(activity))
         log, limits = conversation.log, self.limits
         log.append((conversation.next, activity, only, size))
@@ -432,66 +345,6 @@ class DirectLine:
         if outbox in conversation.sockets:
             conversation.sockets.discard(outbox)
             self.sockets -= 1
-
-
-def _streaming(activity: JSONObject) -> bool:
-    """A typing activity that is a chunk of a streamed reply (kept, unlike plain typing)."""
-    entities = activity.get("entities")
-    return isinstance(entities, list) and any(
-        isinstance(e, dict) and str(e.get("type", "")).lower() == "streaminfo" for e in entities
-    )
-
-
-def _channel(agent: str) -> str:
-    """The channel of a conversation a client opens: ``webchat`` when its agent says it is
-    Web Chat, else ``directline``."""
-    return "webchat" if "webchat" in agent.lower() else "directline"
-
-
-def _user(value: JSON) -> JSONObject | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise DirectLineError(400, "BadArgument", "user is an object {id, name}")
-    user_id, name = value.get("id"), value.get("name")
-    if user_id is None:
-        return None
-    if not isinstance(user_id, str) or not 0 < len(user_id) <= 256:
-        raise DirectLineError(400, "BadArgument", "user.id is a string of 1 to 256 characters")
-    out: JSONObject = {"id": user_id}
-    if isinstance(name, str):
-        out["name"] = name[:256]
-    return out
-
-
-def _named(account: JSONObject) -> JSONObject:
-    name = account.get("name")
-    return {"name": name[:256]} if isinstance(name, str) else {}
-
-
-def _id(user: JSONObject | None) -> str | None:
-    return None if user is None else str(user["id"])
-
-
-def _origins(value: JSON) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(o, str) and len(o) < 256 for o in value):
-        raise DirectLineError(400, "BadArgument", "trustedOrigins is a list of origins")
-    if len(value) > 16:
-        raise DirectLineError(400, "BadArgument", "at most 16 trustedOrigins")
-    return tuple(str(o).rstrip("/") for o in value)
-
-
-def _watermark(value: str | None) -> int:
-    if value is None or value == "":
-        return 0
-    try:
-        number = int(value)
-    except ValueError:
-        raise DirectLineError(400, "BadArgument", f"watermark {value[:40]!r} is not one "
-                              "botemu gave") from None  # fmt: skip
-    return max(number, 0)
 
 
 __all__ = ["CHANNELS", "Conversation", "DirectLine", "Limits", "Outbox", "bot_key"]
