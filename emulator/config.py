@@ -174,6 +174,9 @@ class MemoryLimits:
     outbox_bytes: int = 8 * MiB
     """Bytes waiting to be written to one live socket of the log view; past it, the socket is
     closed (1008), as its page reads too slowly."""
+    conversations_per_bot: int = 1000
+    """Conversations one bot creates (``POST /v3/conversations``) kept in memory; past it, 429
+    until a reset."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,8 @@ LIMITS = {  # the file's ``limits`` key, the option, the MemoryLimits field, its
                                 1 << 20, 1, 65536),
     "activities_kept": ("activities_kept", "activities_kept", 1, 1, 1_000_000),
     "outbox_mib": ("outbox_mib", "outbox_bytes", 1 << 20, 1, 1024),
+    "conversations_per_bot": ("max_conversations_per_bot", "conversations_per_bot", 1, 1,
+                              1_000_000),
 }  # fmt: skip
 
 
@@ -165,6 +167,9 @@ def limit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--outbox-mib", type=int, default=None, metavar="N",
                         help=f"bytes waiting for a log view page's socket before it is closed "
                         f"({d.outbox_bytes >> 20} MiB)")  # fmt: skip
+    parser.add_argument("--max-conversations-per-bot", type=int, default=None, metavar="N",
+                        help=f"conversations one bot creates (POST /v3/conversations) kept "
+                        f"until a reset; past them, 429 ({d.conversations_per_bot})")  # fmt: skip
 
 
 def _limits(args: argparse.Namespace, data: dict[str, Any]) -> MemoryLimits:

@@ -9,6 +9,7 @@ ConnectorError (a BotemuError)   status, code, message; ``to_json()`` is the wir
 ├── NotFound             404  unknown conversation, activity, member, attachment or view
 ├── MethodNotAllowed     405  a known /v3 path with a method it does not have
 ├── MessageSizeTooBig    413  a body over the limit
+├── TooManyRequests      429  a bot that created as many conversations as botemu keeps
 ├── ServiceError         500  anything botemu did not expect (never a traceback)
 ├── ContentStreamNotAllowed   403  a stream not allowed: channel, complete, too old, too large
 └── ContentStreamSequenceOrderPreConditionFailed   202  an out-of-order chunk, ignored
@@ -19,8 +20,9 @@ transcript records beside the exchange.
 ``models.py`` raises them, ``auth.py`` raises Unauthorized and Forbidden, and one middleware
 (``routes.connector_errors``) turns them into ``{"error": {"code": ..., "message": ...}}``. The
 codes are those the field notes list for the connector (BadArgument, BadSyntax, MissingProperty,
-MessageSizeTooBig, ServiceError, Unauthorized); Forbidden, NotFound and MethodNotAllowed are
-botemu's own names for the statuses the notes give no code for (see ``docs/connector.md``).
+MessageSizeTooBig, ServiceError, Unauthorized); Forbidden, NotFound, MethodNotAllowed and
+TooManyRequests are botemu's own names for the statuses the notes give no code for (see
+``docs/connector.md``).
 """
 
 from __future__ import annotations
@@ -104,6 +106,14 @@ class MessageSizeTooBig(ConnectorError):
     def __init__(self, message: str, *, limit: int) -> None:
         super().__init__(message)
         self.limit = limit
+
+
+class TooManyRequests(ConnectorError):
+    """botemu's own bound (``MemoryLimits.conversations_per_bot``), with Direct Line's code for
+    its bounds: the field notes give none."""
+
+    status = 429
+    code = "TooManyRequests"
 
 
 class ServiceError(ConnectorError):

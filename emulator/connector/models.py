@@ -46,7 +46,7 @@ from emulator.connector.conversations import (
     Conversation,
     conversation_warnings,
 )
-from emulator.connector.errors import bad_argument
+from emulator.connector.errors import TooManyRequests, bad_argument
 from emulator.connector.members import DEFAULT_MEMBERS_PAGE, MAX_MEMBERS_PAGE, MemberOps
 from emulator.connector.state import ActivityListener, ConversationListener, safely
 from emulator.jsonutil import JSON, JSONObject, kind_of
@@ -133,10 +133,15 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
         limits = limits or MemoryLimits()
         self.attachment_limits = (limits.attachment_bytes, limits.attachment_bytes_per_bot)
         self.activities_kept = max(1, limits.activities_kept)
+        self.conversations_per_bot = max(1, limits.conversations_per_bot)
+        """Conversations one bot may create (``POST /v3/conversations``) until a reset."""
+        self._created: dict[str, int] = {}
+        """Conversations each bot created (by app id), since the last reset."""
 
     def reset(self) -> None:
         """Forget every conversation and attachment. Listeners stay: they are wiring."""
         self._conversations.clear()
+        self._created.clear()
         self._attachments.clear()
         self._attachment_bytes.clear()
 
@@ -145,7 +150,10 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
     def create_conversation(self, bot_app_id: str, params: Mapping[str, JSON]) -> JSONObject:
         """``POST /v3/conversations``: ConversationParameters in, ``{id, activityId?, serviceUrl}``
         out. A 1:1 conversation (``isGroup`` false) needs exactly one member; a group any
-        number. The initial ``activity``, if any, is checked before anything is created."""
+        number. The initial ``activity``, if any, is checked before anything is created. A bot
+        that already created ``conversations_per_bot`` of them is refused (TooManyRequests, 429)
+        until a reset: nothing else forgets a conversation, so a bot that creates them in a loop
+        would otherwise hold memory without end."""
         if not isinstance(params, Mapping):
             raise bad_argument(f"ConversationParameters must be an object, got {kind_of(params)}")
         is_group = optional(params, "isGroup", bool) or False
@@ -165,6 +173,12 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
         raw_activity = params.get("activity")
         if raw_activity is not None:
             check_activity(raw_activity, "$.activity")
+        created = self._created.get(bot_app_id, 0)
+        if created >= self.conversations_per_bot:
+            raise TooManyRequests(
+                f"bot {bot_app_id!r} has created {created} conversations, the most botemu keeps "
+                "for one bot (botemu serve --max-conversations-per-bot; POST /_botemu/reset "
+                "frees them)")  # fmt: skip
         conversation = self._new_conversation(
             bot_app_id,
             bot,
@@ -174,6 +188,7 @@ class ConnectorState(ActivityOps, MemberOps, AttachmentOps):
             tenant=tenant,
             channel_data=params.get("channelData"),
         )
+        self._created[bot_app_id] = created + 1
         out: JSONObject = {"id": conversation.id, "serviceUrl": self.service_url}
         if isinstance(raw_activity, Mapping):
             out["activityId"] = self.post_activity(conversation.id, raw_activity)
