@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from emulator.calling.model import ActionType, CallState, Outcome, RecordingFormat
+from emulator.calling.values import quick_init
 from emulator.jsonutil import JSON, JSONObject
 
 
@@ -31,6 +32,7 @@ class EndReason(enum.StrEnum):
     DEADLINE = "platform hung up: call deadline passed"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class Event:
     kind: ClassVar[str]
@@ -73,6 +75,7 @@ def _plain(value: object) -> JSON:
     return str(value)
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class ActionStarted(Event):
     kind: ClassVar[str] = "action started"
@@ -83,6 +86,7 @@ class ActionStarted(Event):
         return f"{self.action.value} {self.operation_id} starts"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class ActionCompleted(Event):
     kind: ClassVar[str] = "action completed"
@@ -96,6 +100,7 @@ class ActionCompleted(Event):
         return f"{self.action.value} {self.operation_id}: {self.outcome.value}{why}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class PromptPlayed(Event):
     """One Prompt of a playPrompt (standalone, or the prompt of a recognize or record)."""
@@ -114,6 +119,7 @@ class PromptPlayed(Event):
         return f"platform played {what}{cut}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class BeepPlayed(Event):
     kind: ClassVar[str] = "beep played"
@@ -123,6 +129,7 @@ class BeepPlayed(Event):
         return "platform beeped"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class TimerSet(Event):
     """An input action's timer, from ``at``: unless the caller acts first, the action completes
@@ -140,6 +147,7 @@ class TimerSet(Event):
         return f"{self.operation_id}: {self.reason} at {self.deadline:.2f}s"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class CallerPressed(Event):
     kind: ClassVar[str] = "caller pressed"
@@ -149,6 +157,7 @@ class CallerPressed(Event):
         return f"caller pressed {self.key}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class CallerSpoke(Event):
     """``text`` is None for talk into a recording (speech with no words to match)."""
@@ -163,6 +172,7 @@ class CallerSpoke(Event):
         return f"caller said {self.text!r}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class CallerSilent(Event):
     kind: ClassVar[str] = "caller silent"
@@ -172,6 +182,7 @@ class CallerSilent(Event):
         return f"caller was silent {self.end - self.at:.1f}s"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class CallerHungUp(Event):
     kind: ClassVar[str] = "caller hung up"
@@ -180,6 +191,7 @@ class CallerHungUp(Event):
         return "caller hung up"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class InputIgnored(Event):
     """Caller input the platform did not act on, and why (for debugging scripts)."""
@@ -192,6 +204,7 @@ class InputIgnored(Event):
         return f"platform ignored {self.input}: {self.why}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class RecordingMade(Event):
     """What a record action captured: ``speech`` holds (start, end) offsets into the recording."""
@@ -210,6 +223,7 @@ class RecordingMade(Event):
         return f"platform recorded {self.seconds:.1f}s ({self.format.value})"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class StateChanged(Event):
     kind: ClassVar[str] = "state changed"
@@ -220,6 +234,7 @@ class StateChanged(Event):
         return f"call {self.old.value} -> {self.new.value}"
 
 
+@quick_init(thaw=True)
 @dataclass(frozen=True, slots=True)
 class CallEnded(Event):
     kind: ClassVar[str] = "call ended"

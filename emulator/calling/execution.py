@@ -68,8 +68,8 @@ class Execution:
         self.recording: RecordingMade | None = None
         self.hung_up_at: float | None = None
         """Set when the caller hangs up during the action being run."""
-        self.heard = ""
-        """The text of the last prompt played in this Workflow (what ``when`` rules test)."""
+        self.last_played: PlayPrompt | None = None
+        """The last prompt played in this Workflow: its text is what ``when`` rules test."""
 
     # --- call-level changes ---
 
@@ -111,11 +111,8 @@ class Execution:
         supplies the turn's steps instead; a ``once`` rule is then marked as used."""
         caller = self.caller
         if caller.rules and self.p.hangup_at is None:
-            heard = (
-                self.heard
-                if action.play_prompt is None
-                else _text(action.play_prompt, self.config.media)
-            )
+            prompt = action.play_prompt or self.last_played
+            heard = "" if prompt is None else _text(prompt, self.config.media)
             index = caller.rule_for(heard, self.p.rules_used)
             if index is not None:
                 rule = caller.rules[index]
@@ -154,11 +151,15 @@ class Execution:
 
     def execute(self, action: Action) -> OperationOutcome:
         start = self.p.now
-        self.events.append(ActionStarted(start, action.operation_id, action.kind))
-        if isinstance(action, Answer):
-            outcome: OperationOutcome = AnswerOutcome(
-                id=action.operation_id, outcome=Outcome.SUCCESS
-            )
+        kind = action.kind
+        self.events.append(ActionStarted(start, action.operation_id, kind))
+        fail = self.config.fail_actions
+        if isinstance(action, Recognize | Record) and not (fail and kind in fail):
+            outcome: OperationOutcome = self.input_turn(action, start)
+        elif isinstance(action, PlayPrompt) and not (fail and kind in fail):
+            outcome = self.play_prompt(action, start)
+        elif isinstance(action, Answer):
+            outcome = AnswerOutcome(id=action.operation_id, outcome=Outcome.SUCCESS)
             self.set_state(start, CallState.ESTABLISHED)
         elif isinstance(action, Reject | Hangup):
             cls = RejectOutcome if isinstance(action, Reject) else HangupOutcome
@@ -166,18 +167,15 @@ class Execution:
             self.end(
                 EndReason.BOT_REJECTED if isinstance(action, Reject) else EndReason.BOT_HUNG_UP
             )
-        elif action.kind in self.config.fail_actions:
+        elif kind in fail:
             outcome = timelines.system_failure(action, "temporary system failure (injected)")
-        elif isinstance(action, PlayPrompt):
-            outcome = self.play_prompt(action, start)
-        elif isinstance(action, Recognize | Record):
-            outcome = self.input_turn(action, start)
         else:  # pragma: no cover - every readable action is one of the above
             outcome = timelines.system_failure(action, f"cannot run {action.kind.value}")
+        # ``_value_``: the member's value, as ``.value`` gives it, without the property.
         reason = getattr(outcome, "completion_reason", None)
-        shown = reason.value if reason is not None else _sub_reason(outcome)
+        shown = reason._value_ if reason is not None else _sub_reason(outcome)
         self.events.append(
-            ActionCompleted(self.p.now, action.operation_id, action.kind, outcome.outcome, shown)
+            ActionCompleted(self.p.now, action.operation_id, kind, outcome.outcome, shown)
         )
         if self.hung_up_at is not None:
             self.caller_hangs_up(self.hung_up_at)
@@ -208,19 +206,26 @@ class Execution:
         )
 
     def play(
-        self, action: PlayPrompt, start: float, stop_at: float | None, operation_id: str = ""
+        self,
+        action: PlayPrompt,
+        start: float,
+        stop_at: float | None,
+        operation_id: str = "",
+        seconds: Sequence[float] = (),
     ) -> timelines.Played:
         """Play every prompt from ``start``; stop at ``stop_at`` (barge-in or hangup).
-        ``operation_id`` names the action the prompt belongs to (record, recognize)."""
-        self.heard = _text(action, self.config.media)
+        ``operation_id`` names the action the prompt belongs to (record, recognize);
+        ``seconds``, when given, are the prompts' lengths (``prompt_lengths``)."""
+        self.last_played = action
         at = start
+        media_files, spoken = self.config.media, self.config.spoken
         for index, prompt in enumerate(action.prompts):
-            media = self.config.media.get(prompt.file_uri) if prompt.file_uri else None
+            media = media_files.get(prompt.file_uri) if prompt.file_uri else None
             if media is not None and media.failure is not None and not (prompt.value or "").strip():
                 return timelines.Played(
                     at, cut=False, failure=f"{prompt.file_uri}: {media.failure}"
                 )
-            end = at + prompt_seconds(prompt, self.config.media, self.config.spoken)
+            end = at + (seconds[index] if seconds else prompt_seconds(prompt, media_files, spoken))
             cut = stop_at is not None and stop_at < end
             stop = stop_at if cut and stop_at is not None else end
             self.events.append(
@@ -239,14 +244,19 @@ class Execution:
             at = end
         return timelines.Played(at, cut=False)
 
-    def prompt_end(self, prompt: PlayPrompt | None, start: float) -> float:
-        end = start
-        for p in prompt.prompts if prompt is not None else ():
-            end += prompt_seconds(p, self.config.media, self.config.spoken)  # as play() sums
-        return end
+    def prompt_lengths(self, prompt: PlayPrompt | None) -> list[float]:
+        """How long each prompt of ``prompt`` plays."""
+        if prompt is None:
+            return []
+        media, spoken = self.config.media, self.config.spoken
+        return [prompt_seconds(p, media, spoken) for p in prompt.prompts]
 
     def input_turn(self, action: Recognize | Record, start: float) -> OperationOutcome:
-        prompt_end = self.prompt_end(action.play_prompt, start)
+        lengths = self.prompt_lengths(action.play_prompt)
+        prompt_end = start
+        for seconds in lengths:
+            prompt_end += seconds  # as play() sums
+
         steps, cursor, scripted = self.turn_steps(action)
         listen, cursor = self.open_turn(action.kind, start, prompt_end, steps, cursor)
         if isinstance(action, Record):
@@ -265,7 +275,7 @@ class Execution:
             stop_at = turn.barge_in_at if turn.barge_in_at is not None else None
             if turn.hung_up_at is not None and (stop_at is None or turn.hung_up_at < stop_at):
                 stop_at = turn.hung_up_at
-            played = self.play(action.play_prompt, start, stop_at, action.operation_id)
+            played = self.play(action.play_prompt, start, stop_at, action.operation_id, lengths)
             if played.failure is not None:
                 self.p.now = played.end
                 return timelines.system_failure(action, played.failure)
@@ -293,8 +303,13 @@ def _with_timer(turn: timelines.Turn, timer: TimerSet) -> list[Event]:
     opened = timer.at
     if turn.done.at <= opened or (turn.barge_in_at is not None and turn.barge_in_at < opened):
         return turn.events
-    index = next((i for i, e in enumerate(turn.events) if e.at >= opened), len(turn.events))
-    return [*turn.events[:index], timer, *turn.events[index:]]
+    events = turn.events
+    for index, event in enumerate(events):
+        if event.at >= opened:
+            events.insert(index, timer)
+            return events
+    events.append(timer)
+    return events
 
 
 def _text(prompt: PlayPrompt, media: Mapping[str, Media]) -> str:
@@ -313,4 +328,4 @@ def _sub_reason(outcome: OperationOutcome) -> str | None:
     choice = getattr(outcome, "choice_outcome", None)
     digits = getattr(outcome, "collect_digits_outcome", None)
     sub = choice or digits
-    return None if sub is None else str(sub.completion_reason.value)
+    return None if sub is None else str(sub.completion_reason._value_)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from emulator.calling.events import EndReason, Event, RecordingMade
 from emulator.calling.model import ActionType, CallState, OperationOutcome, Prompt
 from emulator.calling.speech import SpokenKey, speech_seconds, spoken_key
+from emulator.calling.values import quick_init
 
 BEEP_SECONDS = 0.5
 DEFAULT_MEDIA_SECONDS = 3.0
@@ -52,6 +53,7 @@ class EngineConfig:
     spoken: Mapping[SpokenKey, float] = field(default_factory=dict)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallProgress:
     """The state of a call between Workflows."""
@@ -96,6 +98,7 @@ class LiveProgress:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class WorkflowRun:
     """What running one Workflow did.
