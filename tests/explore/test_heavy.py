@@ -85,4 +85,4 @@ def test_max_time_bounds_the_crawl_of_a_5000_choice_menu(menu_bot: str, tmp_path
     assert done.returncode == 1, done.stderr[-2000:]  # the first Workflow does not answer
     bounds = next(line for line in done.stdout.splitlines() if line.startswith("bounds hit: "))
     assert "max time (3 s): " in bounds and "paths not followed" in bounds, bounds
-    assert took < 30, f"{took:.0f} s with --max-time 3"
+    assert took < 60, f"{took:.0f} s with --max-time 3"  # 9 s alone; a loaded machine, more
