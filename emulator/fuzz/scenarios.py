@@ -38,17 +38,22 @@ class Confirmed:
     replays: int
 
 
-async def tidy(failure: Failure, replay: Replay) -> Confirmed:
-    """``failure`` replayed, then made as short as it will go (see the module's docstring)."""
+async def tidy(
+    failure: Failure, replay: Replay, past: Callable[[], bool] = lambda: False
+) -> Confirmed:
+    """``failure`` replayed, then made as short as it will go (see the module's docstring), or
+    as short as it got when ``past()`` (the search's time is up)."""
     again = await replay(failure.steps, failure.faults)
     calls = 1
     if again is None or (again.rule, again.state) != (failure.rule, failure.state):
         return Confirmed(failure, False, calls)
     best = again
     shorter = True
-    while shorter:
+    while shorter and not past():
         shorter = False
         for steps in _fewer(best.steps):
+            if past():
+                break
             calls += 1
             tried = await replay(steps, best.faults)
             if tried is not None and (tried.rule, tried.state) == (best.rule, best.state):

@@ -109,17 +109,29 @@ class Fuzzer:
             http = loop.run_until_complete(_session())
             try:
                 self._search(lambda data: self._one(data, loop, http))
+                left = 0
                 for key, failure in list(self.found.failures.items()):
-                    done = loop.run_until_complete(tidy(failure, self._replayer(http)))
+                    if self._past():  # kept as the search shrank it, not replayed
+                        left += 1
+                        self.found.unconfirmed.add(key)
+                        continue
+                    done = loop.run_until_complete(tidy(failure, self._replayer(http), self._past))
                     self.found.failures[key] = done.failure
                     self.found.calls += done.replays
                     if not done.confirmed:
                         self.found.unconfirmed.add(key)
+                if left:
+                    self.found.bounds.append(f"max time ({self.max_time:g} s): {left} failures "
+                                             "not replayed to confirm them")  # fmt: skip
             finally:
                 loop.run_until_complete(http.close())
         finally:
             loop.close()
         return self.found
+
+    def _past(self) -> bool:
+        """Whether ``max_time`` has run out."""
+        return self.deadline is not None and self.clock() >= self.deadline
 
     def _search(self, one: Callable[[st.DataObject], None]) -> None:
         database = None if self.examples is None else DirectoryBasedExampleDatabase(self.examples)
@@ -162,7 +174,7 @@ class Fuzzer:
     def _one(
         self, data: st.DataObject, loop: asyncio.AbstractEventLoop, http: aiohttp.ClientSession
     ) -> None:
-        if self.deadline is not None and self.clock() >= self.deadline:
+        if self._past():
             self.found.timed_out = True
             reject()  # no call: Hypothesis is told this example does not count
         faults = data.draw(FAULTS, label="faults") if self.faults else NO_FAULTS

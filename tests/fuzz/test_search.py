@@ -98,3 +98,23 @@ async def test_faults_are_drawn_and_a_bot_that_crashes_on_a_retried_callback_is_
     assert found.failures, "a bot that fails a retried or duplicated callback is caught"
     failure = next(iter(found.failures.values()))
     assert failure.faults.fail_callbacks or failure.faults.duplicate_callbacks
+
+
+async def test_max_time_stops_the_search_and_the_tidying_and_says_so(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """``max_time``: no call starts after it, the failures found are not replayed past it (they
+    stay as the search shrank them, marked unconfirmed), and the bounds say both. The clock here
+    is the number of calls made, so the bound falls at the 120th call whatever the machine."""
+    server = await aiohttp_server(make_fuzz_bot("speech"))
+    with TranscriptStore(tmp_path / "t.db", write_behind=True) as store:
+        settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1)
+        fuzzer = Fuzzer(settings, store, budget=300, max_time=120,
+                        clock=lambda: float(fuzzer.found.calls))  # fmt: skip
+        found = await asyncio.to_thread(fuzzer.run)
+    assert found.timed_out and found.calls == 120, (found.calls, found.bounds)
+    assert "max time (120 s): the search stopped after 120 calls" in found.bounds
+    assert found.failures, "the planted bug is found within 120 calls"
+    assert found.unconfirmed == set(found.failures)
+    assert f"max time (120 s): {len(found.failures)} failures not replayed to confirm them" \
+        in found.bounds  # fmt: skip
