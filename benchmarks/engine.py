@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from support import against_options
+
 from emulator.calling.caller import CallerScript
 from emulator.calling.engine import CallProgress, EngineConfig, run_workflow
 from emulator.calling.model import Workflow
@@ -186,10 +188,7 @@ def compare(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time spent on each measure")
-    parser.add_argument("--against", type=Path, metavar="DIR",
-                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    against_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.seconds)))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import socket
 import subprocess
@@ -78,3 +79,12 @@ def run_builds(script: Path, child_args: list[str], against: Path, rounds: int) 
                 raise SystemExit(f"{name}: {done.stderr.strip()[-2000:]}")
             found[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return found
+
+
+def against_options(parser: argparse.ArgumentParser, rounds: int = 5) -> None:
+    """``--against DIR`` and ``--rounds N`` (``run_builds``), and the hidden ``--child`` a build
+    runs as."""
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

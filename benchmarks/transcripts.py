@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from support import against_options
+
 from emulator.jsonutil import JSONObject
 from emulator.transcripts.store import EventKind, TranscriptStore
 
@@ -92,10 +94,7 @@ def compare(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--against", type=Path, metavar="DIR",
-                        help="another build's emulator/ (git archive), measured in turns")  # fmt: skip
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    against_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.events)))
