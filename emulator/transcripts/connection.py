@@ -48,12 +48,12 @@ def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
         same = list(run)
         for start in range(0, len(same), EVENTS_PER_INSERT):
             chunk = same[start : start + EVENTS_PER_INSERT]
-            sql = insert_events(len(chunk), plain=length == _PLAIN)
+            sql = insert_events(len(chunk), plain=length == PLAIN_ROW)
             plan.append((sql, list(chain.from_iterable(chunk))))
     return plan
 
 
-PLAIN_ROW = _PLAIN = 5
+PLAIN_ROW = 5
 """The length of a plain event's row (``event_row``)."""
 
 
