@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -383,32 +384,43 @@ async def test_the_activities_kept_for_get_are_bounded_by_count_and_bytes(runnin
 
 
 async def test_a_stream_that_takes_nothing_is_cut_off_after_its_close(running: Running) -> None:
-    """A client that reads nothing, not even the close frame: its connection is cut within
-    ``CLOSE_WAIT`` of the socket's end (here, its conversation closed), so no writer is left
-    waiting on it."""
+    """A client that reads nothing: the stream's writer is stuck on a full connection, so even
+    the close frame cannot go out. Once the socket is to close (here, its conversation closed),
+    its connection is cut within ``CLOSE_WAIT``: no writer stays stuck, no socket stays open."""
+    import socket
+
     from emulator.channels.directline import routes
 
     routes_wait, routes.CLOSE_WAIT = routes.CLOSE_WAIT, 0.2
+    client = socket.socket()
     try:
         _, started = await running.call("POST", "/conversations", running.secret, {"user": USER})
         conversation = running.service.conversations[started["conversationId"]]
-        reader, writer = await asyncio.open_connection("127.0.0.1", running.client.port)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(("127.0.0.1", running.client.port))
         path = started["streamUrl"].split(str(running.client.port), 1)[1]
-        writer.write((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{running.client.port}\r\n"
-                      "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())  # fmt: skip
+        client.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{running.client.port}\r\n"
+                        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        "Sec-WebSocket-Version: 13\r\n\r\n").encode())  # fmt: skip
         for _ in range(100):
             if conversation.sockets:
                 break
             await asyncio.sleep(0.02)
+        big = "x" * 200_000
+        for n in range(30):  # about 6 MB for a client that reads nothing: the writer blocks
+            running.service._heard(conversation.id, {"type": "message", "text": big, "id": str(n)})
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.3)
+        began = time.monotonic()
         running.service.close(conversation.id, "closed by the test")
-        assert await asyncio.wait_for(reader.read(), 10) is not None  # EOF: the server let go
-        for _ in range(100):
+        for _ in range(250):
             if not conversation.sockets:
                 break
             await asyncio.sleep(0.02)
-        assert not conversation.sockets and running.service.sockets == 0
-        writer.close()
+        took = time.monotonic() - began
+        assert not conversation.sockets and running.service.sockets == 0, f"{took:.1f} s"
+        assert took < 4, f"{took:.1f} s"
     finally:
+        client.close()
         routes.CLOSE_WAIT = routes_wait
