@@ -378,7 +378,7 @@ async def test_the_activities_kept_for_get_are_bounded_by_count_and_bytes(runnin
         running.service._heard(conversation.id, {"type": "message", "text": big, "id": f"b{n}"})
     _, page = await running.call("GET", f"/conversations/{conversation.id}/activities",
                                  started["token"])  # fmt: skip
-    assert [a["id"] for a in page["activities"]] == ["b5", "b6", "b7"]  # 3 × 30 KB fit 100 KB
+    assert [a["id"] for a in page["activities"]] == ["b5", "b6", "b7"]  # 3 of 30 KB fit 100 KB
     assert conversation.kept <= 100_000
     assert page["watermark"] == str(conversation.next)
 

@@ -20,11 +20,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from yarl import URL
 
+from emulator.channels.directline import DIRECTLINE, PREFIX
 from emulator.config import BotRegistration, ServiceConfig, anonymous_app_id
 from emulator.guard import GUARD, SECRET_HEADER
 from emulator.logview import standalone_app
 from emulator.service import EMULATOR, make_app
-from emulator.channels.directline import DIRECTLINE, PREFIX
 from emulator.service.livechat import (
     LIVE_CHAT_PATH,
     LIVECHAT,
