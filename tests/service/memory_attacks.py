@@ -19,7 +19,6 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-
 from yarl import URL
 
 from emulator.channels.directline import DIRECTLINE
