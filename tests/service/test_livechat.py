@@ -520,7 +520,7 @@ async def test_an_activity_over_the_bound_is_refused(live: Live) -> None:
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"op": "send", "activity": {"type": "message", "text": "x"}}', "through Direct Line"),
         ('{"op": "start", "app_id": "nobody"}', "no messaging bot"),
-        '{"op": "start", "app_id": "' + APP_ID + '", "channel": "fax"}', "channel is one of"),
+        ('{"op": "start", "app_id": "' + APP_ID + '", "channel": "fax"}', "channel is one of"),
     ],
 )
 async def test_a_bad_frame_is_refused_and_the_socket_stays(
