@@ -1,87 +1,147 @@
-"""Benchmark of ``botemu fuzz`` against the reference IVR bot.
+"""Benchmark of how deep ``botemu fuzz`` finds bugs: calls to the first failure, against a random
+walk.
 
-Starts ``examples/ivr_bot.py`` in its own process, then measures in the same run, in turns
-(``--rounds``), against the same bot:
-- fuzz: a search of ``--budget`` callers (``emulator.fuzz.search.Fuzzer``; the reference bot
-  survives it, so there is no shrinking): calls per second;
-- the baseline: ``botemu test`` on the bundled example scenarios written for the reference bot
-  (``scenarios/examples``, tag ``ivr``), in the same process (``emulator.cli.main``), one at a
-  time: calls per second;
-- the ratio of the two.
-
-Both run one call at a time. Prints each round's figures and the medians. Asserts nothing about
-time. Run: ``python benchmarks/fuzz.py [--rounds 3] [--budget 300]``.
+Starts every bot of ``tests/bots/deep_bots.py`` (one planted bug each, 1 to 4 steps deep: keys,
+silence, speech, digit strings at their boundary, a hang-up at a moment) in a process of its
+own, then for each bot and each seed (``--seeds``, 1 to N) runs, one call at a time:
+- the fuzzer (``emulator.fuzz.search.Fuzzer``, no database of examples, ``--seed`` the seed),
+  stopped at its first failure: the calls it took;
+- the baseline, a uniform random walk: at every waiting point one of the moves the bot offers
+  in that state (``emulator.explore.edges.moves``: its choices by key and by speech, one wrong
+  key, silence past its timeout, digits, a hang-up), drawn with ``random.Random(seed)``, until
+  the bot ends the call or ``--max-steps`` steps; the calls until one fails.
+Both have ``--budget`` calls. Prints, per bot and per depth, the median calls to find the bug
+(a search that did not find it counts as more than the budget) and the share of searches that
+found it within the budget. Asserts nothing. Run from the project root:
+``python benchmarks/fuzz.py [--seeds 20] [--budget 1000] [--only NAME,...]``. (Calls per second:
+``benchmarks/fuzz_speed.py``.)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import io
-import json
+import random
 import statistics
+import subprocess
+import sys
 import tempfile
-import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import cast
 
-from support import reference_bot, wait_for
+import aiohttp
+from support import free_port, wait_for
 
-from emulator.calling.session import CallSettings
-from emulator.cli import main as botemu
-from emulator.fuzz.search import Fuzzer
+from emulator.calling.caller import CallerScript, Press, Step
+from emulator.calling.faults import NO_FAULTS
+from emulator.calling.session import CallSettings, place_call
+from emulator.explore.edges import moves
+from emulator.fuzz.caller import DrawnSteps, Listening
+from emulator.fuzz.search import Fuzzer, Search
+from emulator.fuzz.verdict import judge
 from emulator.transcripts.store import TranscriptStore
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.bots.deep_bots import BUGS  # noqa: E402
 
 
-def fuzz_rate(url: str, folder: Path, budget: int) -> float:
-    with TranscriptStore(folder / "fuzz.db", write_behind=True) as store:
-        fuzzer = Fuzzer(CallSettings(bot_url=url, seed=1), store, budget=budget)
-        started = time.perf_counter()
-        found = fuzzer.run()
-        seconds = time.perf_counter() - started
-    if found.failures:
-        raise SystemExit(f"the reference bot failed the fuzzer: {list(found.failures)}")
-    return found.calls / seconds
+@contextmanager
+def deep_bot(name: str) -> Iterator[str]:
+    port = free_port()
+    bot = subprocess.Popen([sys.executable, "-m", "tests.bots.deep_bots", name, "--port",
+                            str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        yield f"http://127.0.0.1:{port}/api/calls"
+    finally:
+        bot.terminate()
+        bot.wait()
 
 
-def test_rate(url: str, folder: Path) -> float:
-    report = folder / "test.json"
-    args = ["test", str(ROOT / "scenarios" / "examples"), "--tag", "ivr", "--bot", url,
-            "--no-token", "--db", str(folder / "test.db"), "--json", str(report)]  # fmt: skip
-    started = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = botemu(args)
-    seconds = time.perf_counter() - started
-    results = json.loads(report.read_text())
-    calls = int(results["summary"]["tests"])
-    if code != 0 or not calls:
-        raise SystemExit(f"botemu test failed against the reference bot (exit {code})")
-    return calls / seconds
+class Found(BaseException):
+    """The first failure came: ends the search there (not an Exception: Hypothesis lets it by)."""
+
+
+def fuzz_calls(url: str, store: TranscriptStore, seed: int, budget: int, steps: int) -> int | None:
+    def progress(search: Search) -> None:
+        if search.failures:
+            raise Found
+
+    fuzzer = Fuzzer(CallSettings(bot_url=url, seed=seed), store, budget=budget, seed=seed,
+                    max_steps=steps, progress=progress)  # fmt: skip
+    try:
+        fuzzer.run()
+    except Found:
+        return fuzzer.found.calls
+    return None
+
+
+async def walk_calls(url: str, store: TranscriptStore, seed: int, budget: int,
+                     steps: int) -> int | None:  # fmt: skip
+    rnd = random.Random(seed)
+    async with aiohttp.ClientSession() as http:
+        for n in range(1, budget + 1):
+            listening = Listening()
+            pending: list[Step] = []
+
+            def draw(listening: Listening = listening, pending: list[Step] = pending) -> Step:
+                if not pending and listening.state is None:
+                    pending.append(Press(rnd.choice("0123456789*#")))
+                elif not pending:
+                    move = rnd.choice(moves(listening.state))  # type: ignore[arg-type]
+                    pending.extend(CallerScript.from_inline(move.script).steps)
+                return pending.pop(0)
+
+            drawn = DrawnSteps(draw, steps)
+            call = CallSettings(bot_url=url, seed=seed, caller=CallerScript(
+                cast(tuple[Step, ...], drawn)))  # fmt: skip
+            report = await place_call(call, store, http=http, listener=listening)
+            if judge(report, listening, drawn.steps, NO_FAULTS) is not None:
+                return n
+    return None
+
+
+def median_text(found: list[int | None], budget: int) -> str:
+    value = statistics.median([budget + 1 if n is None else n for n in found])
+    return f">{budget}" if value > budget else f"{value:g}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--budget", type=int, default=300)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--budget", type=int, default=1000)
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--only", default="", help="bots by name, comma-separated")
     options = parser.parse_args()
-    fuzzes: list[float] = []
-    tests: list[float] = []
-    ratios: list[float] = []
-    with reference_bot() as url:
-        asyncio.run(wait_for(url))
-        with tempfile.TemporaryDirectory() as name:
-            folder = Path(name)
-            test_rate(url, folder)  # warm up
-            for n in range(1, options.rounds + 1):
-                fuzzes.append(fuzz_rate(url, folder, options.budget))
-                tests.append(test_rate(url, folder))
-                ratios.append(fuzzes[-1] / tests[-1])
-                print(f"round {n}: fuzz {fuzzes[-1]:.1f} calls/s; botemu test "
-                      f"{tests[-1]:.1f} calls/s; ratio {ratios[-1]:.2f}")  # fmt: skip
-    print(f"median: fuzz {statistics.median(fuzzes):.1f} calls/s; botemu test "
-          f"{statistics.median(tests):.1f} calls/s; ratio {statistics.median(ratios):.2f}")  # fmt: skip
+    names = [n for n in BUGS if BUGS[n] and (not options.only or n in options.only.split(","))]
+    rows: dict[int, tuple[list[int | None], list[int | None]]] = {}
+    budget = options.budget
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:
+        store = stack.enter_context(TranscriptStore(Path(folder) / "t.db", write_behind=True))
+        for name in names:
+            url = stack.enter_context(deep_bot(name))
+            asyncio.run(wait_for(url))
+            seeds = range(1, options.seeds + 1)
+            fuzz = [fuzz_calls(url, store, s, budget, options.max_steps) for s in seeds]
+            walk = [asyncio.run(walk_calls(url, store, s, budget, options.max_steps))
+                    for s in seeds]  # fmt: skip
+            depth = len(BUGS[name])
+            rows.setdefault(depth, ([], []))[0].extend(fuzz)
+            rows[depth][1].extend(walk)
+            print(f"{name:<11} fuzz median {median_text(fuzz, budget):>6}, found "
+                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; random walk median "
+                  f"{median_text(walk, budget):>6}, found {sum(n is not None for n in walk)}/"
+                  f"{len(walk)}", flush=True)  # fmt: skip
+    print(f"per depth ({options.seeds} seeds, budget {budget}):")
+    for depth in sorted(rows):
+        fuzz, walk = rows[depth]
+        print(f"depth {depth}: fuzz median {median_text(fuzz, budget):>6}, "
+              f"{100 * sum(n is not None for n in fuzz) / len(fuzz):3.0f}% found; random walk "
+              f"median {median_text(walk, budget):>6}, "
+              f"{100 * sum(n is not None for n in walk) / len(walk):3.0f}% found")  # fmt: skip
 
 
 if __name__ == "__main__":

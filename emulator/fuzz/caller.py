@@ -22,12 +22,28 @@ from emulator.jsonutil import JSONObject
 
 
 class DrawnSteps(Sequence[Step]):
-    """The caller's steps, drawn on demand by ``draw`` (None: stop), at most ``limit``."""
+    """The caller's steps, drawn on demand by ``draw`` (None: stop), at most ``limit``.
 
-    def __init__(self, draw: Callable[[], Step | None], limit: int) -> None:
+    With ``epoch`` (a count of the bot's Workflows heard) and ``renew``: the engine may read a
+    step at the end of an input turn and use it only in the next one (a turn that ends by a
+    timeout after the step is read). When the last step drawn is read again after the bot has
+    sent another Workflow, it has not been used, and was drawn for a state that is gone:
+    ``renew`` may draw it again for the state of now (None: it stays). The engine never acted
+    on the step it replaces, so the steps, replayed as a written script, make the same call."""
+
+    def __init__(
+        self,
+        draw: Callable[[], Step | None],
+        limit: int,
+        epoch: Callable[[], int] | None = None,
+        renew: Callable[[], Step | None] | None = None,
+    ) -> None:
         self.draw = draw
         self.limit = limit
+        self.epoch = epoch
+        self.renew = renew
         self.drawn: list[Step] = []
+        self.drawn_in = -1
         self.done = False
 
     def __len__(self) -> int:
@@ -42,11 +58,19 @@ class DrawnSteps(Sequence[Step]):
     def __getitem__(self, index: int | slice) -> Step | Sequence[Step]:
         if isinstance(index, slice):
             return self.drawn[index]
+        if self.epoch is not None and index == len(self.drawn) - 1 and not self.done:
+            now = self.epoch()
+            if now != self.drawn_in and self.renew is not None:
+                step = self.renew()
+                if step is not None:
+                    self.drawn[index] = step
+            self.drawn_in = now
         while index >= len(self.drawn) and not self.done:
             step = self.draw() if len(self.drawn) < self.limit else None
             if step is None:
                 step, self.done = HangUp(), True
             self.drawn.append(step)
+            self.drawn_in = self.epoch() if self.epoch is not None else -1
         return self.drawn[index]
 
     def __iter__(self) -> Iterator[Step]:
@@ -66,6 +90,10 @@ class Listening:
         self.state: State | None = None
         self.states: list[State] = []
         self.failed_in: str | None = None
+        self.waiting = False
+        """Whether the bot's last Workflow waits for input (a recognize or a record)."""
+        self.heard_count = 0
+        """The bot's Workflows heard so far."""
 
     def __call__(self, kind: str, payload: JSONObject, vtime: float) -> None:
         if kind == "http.response":
@@ -75,12 +103,19 @@ class Listening:
         elif kind == "finding" and payload.get("severity") == "error" and self.failed_in is None:
             self.failed_in = self.state.id if self.state is not None else "start"
 
+    def epoch(self) -> int:
+        """The bot's Workflows heard so far."""
+        return self.heard_count
+
     def heard(self, workflow: Workflow) -> None:
         played: list[PlayPrompt] = []
+        self.heard_count += 1
+        self.waiting = False
         for action in workflow.actions:
             if isinstance(action, PlayPrompt):
                 played.append(action)
             elif isinstance(action, Recognize | Record):
                 self.state = observe(action, played, self.masker)
                 self.states.append(self.state)
+                self.waiting = True
                 played = []

@@ -1,107 +1,96 @@
-"""What a fuzzed caller may do at a waiting point, as Hypothesis strategies.
+"""What a fuzzed caller may do at a waiting point: the moves the bot offers there.
 
-The caller's next step is drawn when the engine asks for it, from what the bot is waiting for at
-that moment (``explore.states.State``): at a menu, mostly a key of one of its choices; then
-silence past its timeout, one of its speech variations, a key it does not offer, a digit string,
-hearing the prompt out first (``listen``: without it a key barges in when the menu allows), talk,
-and a hang-up now or in the middle of the next prompt. At digits: digit strings up to the length
-the bot takes, with its stop tone or without, the stop tone alone. At a record: talk, then silence
-or the stop tone.
+The moves of a state are drawn from what the bot shows (``explore.states.State``):
 
-Each strategy shrinks towards the simplest step: the kinds are drawn by an integer whose smaller
-values are the commoner, simpler kinds, and within a kind towards the first choice, the shortest
-digit string, the full silence. ``KIND_WEIGHTS`` are the kinds' shares when generating.
+- common, the moves of ``botemu explore`` (``explore.edges.moves``): at a menu each choice by its
+  key and by its first speech variation (or its name), one wrong key, silence past the
+  initial-silence timeout, a hang-up; at digits a digit string as long as the bot takes with its
+  stop tone, the stop tone alone; at a record talk then silence, talk then the stop tone;
+- at digits, the strings at their boundaries: one digit, the most the bot takes without the stop
+  tone, one more than it takes;
+- rare (``Offer.rare``), drawn one time in ``RARE_ODDS``: every other key, two to eight keys at
+  once, a choice's key after hearing the prompt out (``listen``; without it a key barges in where
+  the menu allows), non-speech sound, a short silence, a hang-up one second into the next prompt
+  or recognize, "hello" and "operator" said.
+
+Each move is one or a few steps of the scripted caller. The same state gives the same moves, in
+the same order. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
+from dataclasses import dataclass
 
-from emulator.calling.caller import HangUp, Listen, Press, Say, Silence, Step, Talk
+from emulator.calling.caller import CallerScript, HangUp, Listen, Press, Say, Silence, Step, Talk
 from emulator.calling.model import ActionType
+from emulator.explore.edges import moves as explore_moves
 from emulator.explore.states import State
 
 KEYS = "0123456789*#"
 DEFAULT_TIMEOUT = 5.0
-KIND_WEIGHTS: tuple[tuple[str, int], ...] = (
-    ("input", 45),  # a choice's key, digits the bot takes, talk into a record
-    ("silence", 20),
-    ("say", 10),
-    ("other", 8),  # a key outside the choices, a stop tone alone
-    ("string", 4),  # several keys at once
-    ("listen", 5),
-    ("talk", 4),
-    ("hangup", 4),
-)
-MORE = 9
-"""``st.integers(0, MORE)``: 0 stops the caller (it hangs up), so a script of n steps is drawn
-with probability (MORE / (MORE + 1)) ** n and shrinks towards fewer steps."""
+RARE_ODDS = 8
+"""One move in ``RARE_ODDS`` is drawn from the rare moves."""
 
 
-def kind_of(n: int) -> str:
-    for kind, weight in KIND_WEIGHTS:
-        if n < weight:
-            return kind
-        n -= weight
-    return KIND_WEIGHTS[-1][0]
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One move: ``label`` names it (the same in every call), ``steps`` are the caller's."""
+
+    label: str
+    steps: tuple[Step, ...]
+    rare: bool = False
+    group: str = ""
+    """The moves of one group are one move in two forms: a menu choice by its key and by
+    speech (the choice's name). Empty: the move is a group of its own."""
 
 
-KINDS = st.integers(0, sum(w for _, w in KIND_WEIGHTS) - 1).map(kind_of)
-
-
-def step_for(state: State | None, kind: str) -> st.SearchStrategy[Step]:
-    """A strategy for one step of ``kind`` while the bot waits for ``state`` (None: nothing
-    known yet)."""
-    timeout = (state.silence_timeout if state else None) or DEFAULT_TIMEOUT
-    if kind == "silence":
-        return st.sampled_from([Silence(timeout + 1), Silence(timeout + 1), Silence(1.0)])
-    if kind == "listen":
-        return st.just(Listen())
-    if kind == "hangup":
-        return st.sampled_from([HangUp(), HangUp(ActionType.PLAY_PROMPT, 1.0),
-                                HangUp(ActionType.RECOGNIZE, 1.0)])  # fmt: skip
-    if kind == "talk":
-        return st.builds(Talk, st.sampled_from([2.0, 6.0]), st.sampled_from([None, "#"]))
-    if kind == "string":
-        return st.text(KEYS, min_size=2, max_size=8).map(Press)
-    if kind == "say":
-        return _say(state)
-    if kind == "other":
-        return _other(state)
-    return _input(state)
-
-
-def _input(state: State | None) -> st.SearchStrategy[Step]:
+def offered(state: State | None) -> list[Offer]:
+    """The moves from ``state`` (None: the bot has not waited for anything yet), common first."""
     if state is None:
-        return st.sampled_from(KEYS).map(Press)
-    if state.kind == "recognize" and any(c.dtmf for c in state.choices):
-        return st.sampled_from([c.dtmf for c in state.choices if c.dtmf]).map(Press)
+        return [
+            *(Offer(f"press {k}", (Press(k),)) for k in KEYS),
+            Offer("silence", (Silence(DEFAULT_TIMEOUT + 1),)),
+            Offer("hang up", (HangUp(),)),
+        ]
+    common = [Offer(m.label, CallerScript.from_inline(m.script).steps, group=m.choice or "")
+              for m in explore_moves(state)]  # fmt: skip
+    common.extend(_named(state))
     if state.kind == "digits":
-        stop = state.stop_tones[0] if state.stop_tones else ""
-        most = max(1, state.max_digits or 8)
-        digits = st.text("0123456789", min_size=1, max_size=most)
-        return st.builds(lambda d, end: Press(d + (stop if end else "")), digits, st.booleans())
-    if state.kind == "record":
-        tone = state.stop_tones[0] if state.stop_tones else None
-        return st.builds(Talk, st.sampled_from([3.0, 1.0, 20.0]), st.sampled_from([None, tone]))
-    return st.sampled_from(KEYS).map(Press)
+        common.extend(_boundaries(state))
+    return [*common, *_rare(state, {o.label for o in common})]
 
 
-def _say(state: State | None) -> st.SearchStrategy[Step]:
-    phrases = [s for c in (state.choices if state else ()) for s in c.speech[:1]]
-    names = [c.name for c in (state.choices if state else ()) if c.name not in phrases]
-    return st.sampled_from([*phrases, *names, "hello", "operator"]).map(Say)
+def _named(state: State) -> list[Offer]:
+    """A choice said by its name, where it has no speech variation to say."""
+    return [Offer(f"say {c.name}", (Say(c.name),), group=c.name)
+            for c in state.choices if not c.speech]  # fmt: skip
 
 
-def _other(state: State | None) -> st.SearchStrategy[Step]:
-    offered = {c.dtmf for c in state.choices if c.dtmf} if state else set()
-    keys = [k for k in KEYS if k not in offered] or list(KEYS)
-    return st.sampled_from(keys).map(Press)
+def _boundaries(state: State) -> list[Offer]:
+    most = state.max_digits or 4
+    digits = ("1234567890" * (most // 10 + 2))[: most + 1]
+    stop = state.stop_tones[0] if state.stop_tones else ""
+    found = [Offer(f"digits {digits[:most]}", (Press(digits[:most]),)),
+             Offer(f"digits {digits}", (Press(digits),))]  # fmt: skip
+    if most > 1:
+        found.append(Offer(f"digits 1{stop}", (Press("1" + stop),)))
+    return found
 
 
-def draw_step(data: st.DataObject, state: State | None) -> Step | None:
-    """The caller's next step while the bot waits for ``state``, or None: the caller stops."""
-    if data.draw(st.integers(0, MORE), label="more") == 0:
-        return None
-    kind = data.draw(KINDS, label="kind")
-    return data.draw(step_for(state, kind), label=kind)
+def _rare(state: State, taken: set[str]) -> list[Offer]:
+    timeout = state.silence_timeout or DEFAULT_TIMEOUT
+    found = [Offer(f"press {k}", (Press(k),), True) for k in KEYS if f"press {k}" not in taken]
+    keys = [c.dtmf for c in state.choices if c.dtmf]
+    found.extend(Offer(f"listen, press {k}", (Listen(), Press(k)), True) for k in keys)
+    found.append(Offer("keys 12#", (Press("12#"),), True))
+    found.append(Offer("keys 98765432", (Press("98765432"),), True))
+    for said in ("hello", "operator"):
+        if f"say {said}" not in taken:
+            found.append(Offer(f"say {said}", (Say(said),), True))
+    found.append(Offer("talk 2s", (Talk(2.0),), True))
+    found.append(Offer("talk 6s then #", (Talk(6.0, "#"),), True))
+    if timeout > 1:
+        found.append(Offer("silence 1s", (Silence(1.0),), True))
+    found.append(Offer("hang up in the prompt", (HangUp(ActionType.PLAY_PROMPT, 1.0),), True))
+    found.append(Offer("hang up in the recognize", (HangUp(ActionType.RECOGNIZE, 1.0),), True))
+    return found

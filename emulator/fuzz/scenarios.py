@@ -1,9 +1,12 @@
 """A failure's caller as a scenario that fails the same way: checked by calls, and written.
 
 After the search, each failure's smallest caller is played again as a written script (the steps
-it drew, in order). ``tidy`` then tries it without its last hang-up and without each single step,
-keeping a shorter script only when it still fails with the same rule in the same state, until
-nothing more can go (at most ``len(steps) ** 2`` calls). A failure that does not come back when
+it drew, in order). ``tidy`` then shrinks it until it is 1-minimal: it tries it without each
+single step, without each key of a key string, with a second less of each silence or talk,
+without each word said, a hang-up at once instead of one during an action, a second sooner, and
+without a key's delay or a talk's closing key (``smaller``), keeping a smaller script only when
+it still fails with the same rule in the same state, until nothing more can go (each kept script
+is smaller, so this ends; at most ``MAX_REPLAYS`` calls). A failure that does not come back when
 replayed is kept as it is and said to be unconfirmed (a bot that answers one caller two ways).
 
 ``scenario_text`` writes the scenario: the schema line, a comment naming how it was found, the
@@ -13,21 +16,21 @@ caller]}`` (an error finding fails a scenario by itself).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from emulator.calling.caller import (
-    Step,
-)
+from emulator.calling.caller import HangUp, Press, Say, Silence, Step, Talk
 from emulator.calling.faults import PlatformFaults
 from emulator.fuzz.verdict import NEVER_ENDS, Failure
 from emulator.replay.writing import step_text
 
 Replay = Callable[[tuple[Step, ...], PlatformFaults], Awaitable[Failure | None]]
+MAX_REPLAYS = 400
+"""At most this many calls tidy one failure."""
 SCHEMA = Path(__file__).resolve().parent.parent / "scenario" / "schema.json"
 
 
@@ -49,10 +52,10 @@ async def tidy(
         return Confirmed(failure, False, calls)
     best = again
     shorter = True
-    while shorter and not past():
+    while shorter and not past() and calls < MAX_REPLAYS:
         shorter = False
-        for steps in _fewer(best.steps):
-            if past():
+        for steps in smaller(best.steps):
+            if past() or calls >= MAX_REPLAYS:
                 break
             calls += 1
             tried = await replay(steps, best.faults)
@@ -62,10 +65,37 @@ async def tidy(
     return Confirmed(best, True, calls)
 
 
-def _fewer(steps: tuple[Step, ...]) -> list[tuple[Step, ...]]:
-    """Each script one step shorter: without the last hang-up first, then without each step
-    from the last to the first."""
-    return [steps[:i] + steps[i + 1 :] for i in range(len(steps) - 1, -1, -1)]
+def smaller(steps: tuple[Step, ...]) -> Iterator[tuple[Step, ...]]:
+    """Each script one removal smaller than ``steps``: without one step (the last first), then
+    each step made smaller in one way (``_smaller_step``)."""
+    for i in range(len(steps) - 1, -1, -1):
+        yield steps[:i] + steps[i + 1 :]
+    for i, step in enumerate(steps):
+        for less in _smaller_step(step):
+            yield (*steps[:i], less, *steps[i + 1 :])
+
+
+def _smaller_step(step: Step) -> Iterator[Step]:
+    if isinstance(step, Press):
+        if len(step.digits) > 1:
+            for j in range(len(step.digits)):
+                yield replace(step, digits=step.digits[:j] + step.digits[j + 1 :])
+        if step.after:
+            yield replace(step, after=max(0.0, step.after - 1))
+    elif isinstance(step, Silence | Talk):
+        if step.seconds > 1:
+            yield replace(step, seconds=step.seconds - 1)
+        if isinstance(step, Talk) and step.then:
+            yield replace(step, then=None)
+    elif isinstance(step, Say):
+        words = step.text.split()
+        for j in range(len(words) if len(words) > 1 else 0):
+            yield Say(" ".join(words[:j] + words[j + 1 :]))
+    elif isinstance(step, HangUp):
+        if step.during is not None:
+            yield HangUp()
+        if step.after:
+            yield replace(step, after=max(0.0, step.after - 1))
 
 
 def scenario_text(failure: Failure, *, bot: str, seed: int, confirmed: bool) -> str:

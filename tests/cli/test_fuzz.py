@@ -33,12 +33,12 @@ def test_a_failure_is_printed_written_and_fails_botemu_test_with_the_same_rule(
         lines = out.splitlines()
         [scenario] = sorted(out_dir.glob("*.yaml"))
         assert lines[0].startswith("CALL-HTTP-5XX · ") and lines[0].endswith(
-            " · press 9; silence 4s; press #"
+            " · press 9; silence 3s; press #"
         )
         assert lines[1] == f"  {scenario}" and lines[-1].startswith("1 failures, ")
         document = json.loads(report.read_text())
         [failure] = document["failures"]
-        assert failure["steps"] == ["press 9", "silence 4s", "press #"] and failure["confirmed"]
+        assert failure["steps"] == ["press 9", "silence 3s", "press #"] and failure["confirmed"]
         assert main(["scenario", "check", str(scenario)]) == 0
         capsys.readouterr()
         run = ["test", str(scenario), "--bot", url, "--no-token", "--db", str(tmp_path / "r.db")]

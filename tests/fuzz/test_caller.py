@@ -47,3 +47,20 @@ def test_listening_keeps_the_waiting_state_and_where_the_first_error_came() -> N
     listening("finding", {"severity": "error"}, 2.0)
     listening("finding", {"severity": "error"}, 3.0)
     assert listening.failed_in == listening.state.id and len(listening.states) == 1
+
+
+def test_a_step_read_again_after_another_workflow_is_drawn_again_for_the_state_of_now() -> None:
+    """The engine may read a step at the end of one turn and use it in the next: read again
+    once the bot has sent another Workflow, the last step is drawn again (``renew``); read again
+    in the same Workflow, it stays; a step not renewed stays as it was."""
+    epoch = [1]
+    queue: list[Step | None] = [Press("1"), Press("2")]
+    renewed: list[Step | None] = [Silence(6.0), None]
+    drawn = DrawnSteps(lambda: queue.pop(0), 8, lambda: epoch[0], lambda: renewed.pop(0))
+    assert drawn[0] == Press("1") and drawn[0] == Press("1")  # the same Workflow: it stays
+    epoch[0] = 2
+    assert drawn[0] == Silence(6.0) and drawn.steps == (Silence(6.0),)
+    assert drawn[1] == Press("2")
+    epoch[0] = 3
+    assert drawn[1] == Press("2") and renewed == []  # renew said None: it stays
+    assert drawn[0] == Silence(6.0)  # not the last step: never drawn again

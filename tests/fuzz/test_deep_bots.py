@@ -1,4 +1,4 @@
-"""The bots with a planted bug of ``tests/bots/deep_bots.py`` (which ``benchmarks/fuzz_depth.py``
+"""The bots with a planted bug of ``tests/bots/deep_bots.py`` (which ``benchmarks/fuzz.py``
 fuzzes): each bug fires on its own steps and not without the last one; the bot without a bug survives
 them all."""
 

@@ -39,7 +39,7 @@ async def test_a_bug_three_steps_deep_is_found_within_300_and_shrunk_to_those_st
 ) -> None:
     server = await aiohttp_server(make_fuzz_bot("operator"))
     found = await fuzz(str(server.make_url("/api/calls")), tmp_path, budget=300)
-    assert summary(found) == [("CALL-HTTP-5XX", "press 9; silence 4s; press #")]
+    assert summary(found) == [("CALL-HTTP-5XX", "press 9; silence 3s; press #")]
     assert found.problem is None and found.unconfirmed == set()
     [failure] = found.failures.values()
     assert "choice=back with HTTP 500" in failure.message
