@@ -30,11 +30,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     fuzz = subparsers.add_parser(
         "fuzz",
         help="search for callers that make a calling bot fail, each shrunk to a scenario",
-        description="Generate callers (keys, speech, silence, talk, hang-ups, barge-in, digit "
-        "strings; with --faults also platform faults) with Hypothesis, each one call in virtual "
-        "time, drawn step by step from what the bot waits for. A call fails on an error finding "
+        description="Search for callers (keys, speech, silence, talk, hang-ups, barge-in, digit "
+        "strings; with --faults also platform faults), guided by novelty, each one call in "
+        "virtual time, drawn step by step from the moves the bot offers. A call fails on an error finding "
         "(5xx, garbage, an invalid Workflow, no answer) or when it never ends. Each distinct "
-        "failure (its rule and the state it came in) is shrunk to its smallest caller and "
+        "failure (its rule and the state it came in) is shrunk to a 1-minimal caller and "
         "written as a scenario that fails the same way. Exit 1 when something was found, 0 "
         "when the budget ran out with nothing found, 2 for a usage error.",
     )
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     fuzz.add_argument("--json", type=Path, metavar="FILE",
                       help="write the failures and the figures as JSON")  # fmt: skip
     fuzz.add_argument("--examples", metavar="DIR",
-                      help="Hypothesis's database of examples: failures found before are tried "
+                      help="the database of examples: failures found before are tried "
                       "first (default: fuzz-examples beside the transcript database; 'none' "
                       "for none, so that a seed gives the same run)")  # fmt: skip
     fuzz.add_argument("--db", type=Path, default=default_db(), help="transcript database")
