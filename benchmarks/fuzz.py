@@ -115,6 +115,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--only", default="", help="bots by name, comma-separated")
+    parser.add_argument("--no-walk", action="store_true",
+                        help="the fuzzer only (to try a change; the baseline is then not run)")  # fmt: skip
     options = parser.parse_args()
     names = [n for n in BUGS if BUGS[n] and (not options.only or n in options.only.split(","))]
     rows: dict[int, tuple[list[int | None], list[int | None]]] = {}
@@ -126,7 +128,8 @@ def main() -> None:
             asyncio.run(wait_for(url))
             seeds = range(1, options.seeds + 1)
             fuzz = [fuzz_calls(url, store, s, budget, options.max_steps) for s in seeds]
-            walk = [asyncio.run(walk_calls(url, store, s, budget, options.max_steps))
+            walk = [None if options.no_walk else
+                    asyncio.run(walk_calls(url, store, s, budget, options.max_steps))
                     for s in seeds]  # fmt: skip
             depth = len(BUGS[name])
             rows.setdefault(depth, ([], []))[0].extend(fuzz)

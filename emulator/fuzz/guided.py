@@ -9,7 +9,8 @@ forgotten. Past its start and its aim, a caller takes in each state a rare move 
 ``RARE_ODDS``, and otherwise the move, then the form of a choice (its key or speech), tried
 least often in that state after the same last ``CONTEXT`` steps over the whole search, ties drawn
 at random: the search covers the short sequences of moves a bug may hang on instead of walking
-the same ones again. Every call goes on until the bot ends it or the steps run out.
+the same ones again. Every call goes on until the bot ends it or the steps run out; one caller
+in ``HOLD_ODDS`` never hangs up by itself, so that it goes deeper.
 
 After each call, whatever it showed for the first time, a state, a move from a state to the
 next, or two such moves in a row, makes the steps that led to it a new start.
@@ -36,6 +37,9 @@ FRESH_ODDS = 5
 """One call in ``FRESH_ODDS`` starts from nothing."""
 FRONTIER_ODDS = 4
 """Three calls in ``FRONTIER_ODDS`` go to the frontier, while there is one."""
+
+HOLD_ODDS = 2
+"""One caller in ``HOLD_ODDS`` never hangs up by itself, so that it goes deeper."""
 CONTEXT = 3
 """Past its start, a caller takes the move tried least often after the same last ``CONTEXT``
 steps."""
@@ -71,6 +75,7 @@ class Walk:
 
     def __post_init__(self) -> None:
         self.held = self.aim
+        self.holds = HOLD_ODDS > 0 and self.guide.rng.randrange(HOLD_ODDS) == 0
 
     def draw(self) -> Step:
         self.fresh = None
@@ -79,7 +84,7 @@ class Walk:
             # for nothing (a goodbye), and uses it there only if it is a hang-up: a move drawn
             # now would be counted as tried in a state that is gone. A listen is used only at
             # an input turn, if one comes; now and then a hang-up in the prompt.
-            rare = self.guide.rng.randrange(RARE_ODDS) == 0
+            rare = self.guide.rng.randrange(RARE_ODDS) == 0 and not self.holds
             step: Step = HangUp(ActionType.PLAY_PROMPT, 1.0) if rare else Listen()
             self.fresh = ("no input", "", False)
             return self._took("no input", step)
@@ -91,7 +96,9 @@ class Walk:
             move = (
                 self.aim[1]
                 if self.aim is not None and aimed
-                else self.guide.choose(where, offers, tuple(d for _, d in self.trail[-CONTEXT:]))
+                else self.guide.choose(
+                    where, offers, tuple(d for _, d in self.trail[-CONTEXT:]), self.holds
+                )
             )
             if aimed:
                 self.guide.tried[where, move.label] += 1
@@ -158,7 +165,7 @@ class Guide:
 
     def pick(self, starts: list[Start]) -> tuple[Step, ...]:
         """One of ``starts``, drawn with the weight ``1 / (1 + picks) ** 2``: its steps."""
-        weights = [1 / (1 + s.picks) ** 2 for s in starts]  # fmt: skip
+        weights = [1 / (1 + s.picks) ** 2 for s in starts]
         start = self.rng.choices(starts, weights)[0]
         start.picks += 1
         return start.steps
@@ -173,9 +180,13 @@ class Guide:
                     return where, offer
         return None
 
-    def choose(self, where: str, offers: list[Offer], recent: tuple[str, ...] = ()) -> Offer:
+    def choose(self, where: str, offers: list[Offer], recent: tuple[str, ...] = (),
+               holds: bool = False) -> Offer:  # fmt: skip
         """A move from the state ``where`` after the steps ``recent``: a rare one one time in
-        ``RARE_ODDS``; among those tried least often here after the same steps."""
+        ``RARE_ODDS``; among those tried least often here after the same steps. A caller that
+        ``holds`` never hangs up."""
+        if holds:
+            offers = [o for o in offers if not isinstance(o.steps[0], HangUp)] or offers
         rare = [o for o in offers if o.rare]
         pool = [o for o in offers if not o.rare] or rare
         if rare and self.rng.randrange(RARE_ODDS) == 0:

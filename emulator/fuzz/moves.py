@@ -21,7 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from emulator.calling.caller import CallerScript, HangUp, Listen, Press, Say, Silence, Step, Talk
+from emulator.calling.caller import (
+    CallerScript,
+    HangUp,
+    Listen,
+    Press,
+    Say,
+    Silence,
+    Step,
+    Talk,
+    describe,
+)
 from emulator.calling.model import ActionType
 from emulator.explore.edges import moves as explore_moves
 from emulator.explore.states import State
@@ -57,7 +67,7 @@ def offered(state: State | None) -> list[Offer]:
     common.extend(_named(state))
     if state.kind == "digits":
         common.extend(_boundaries(state))
-    return [*common, *_rare(state, {o.label for o in common})]
+    return [*common, *_rare(state, {describe(o.steps[0]) for o in common if len(o.steps) == 1})]
 
 
 def _named(state: State) -> list[Offer]:
