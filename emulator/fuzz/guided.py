@@ -4,10 +4,9 @@ Most calls (three in four, while there is one) go to the frontier: the first sta
 found, with a common move (``moves.offered``) that no caller has tried there. The call replays
 the steps that first led to that state and takes that move. The others start from steps that led
 somewhere new before (``Guide.starts``), or from nothing (one in ``FRESH_ODDS``); a start is drawn
-with the weight ``1 / (1 + picks) ** 2``, so that the newest are tried at once and none is
-forgotten. Past its start and its aim, a caller takes in each state a rare move one time in
-``RARE_ODDS``, and otherwise the move, then the form of a choice (its key or speech), tried
-least often in that state after the same last ``CONTEXT`` steps over the whole search, ties drawn
+with the weight ``1 / ((1 + picks) ** 2 * steps)``, so that the newest and the shortest are
+tried first and none is forgotten. Past its start and its aim, a caller takes in each state a rare move one time in
+``RARE_ODDS``, and otherwise the move tried least often in that state after the same last ``CONTEXT`` steps over the whole search, ties drawn
 at random: the search covers the short sequences of moves a bug may hang on instead of walking
 the same ones again. Every call goes on until the bot ends it or the steps run out; one caller
 in ``HOLD_ODDS`` never hangs up by itself, so that it goes deeper.
@@ -164,8 +163,9 @@ class Guide:
         return Walk(self, listening, list(self.pick(self.starts)))
 
     def pick(self, starts: list[Start]) -> tuple[Step, ...]:
-        """One of ``starts``, drawn with the weight ``1 / (1 + picks) ** 2``: its steps."""
-        weights = [1 / (1 + s.picks) ** 2 for s in starts]
+        """One of ``starts``, drawn with the weight ``1 / ((1 + picks) ** 2 * steps)``: its
+        steps."""
+        weights = [1 / ((1 + s.picks) ** 2 * len(s.steps)) for s in starts]
         start = self.rng.choices(starts, weights)[0]
         start.picks += 1
         return start.steps
@@ -193,17 +193,9 @@ class Guide:
             pool = rare
         if len(self.after) >= MAX_SEEN:
             self.after.clear()
-        groups: dict[str, list[Offer]] = {}
-        for offer in pool:
-            groups.setdefault(offer.group or offer.label, []).append(offer)
-        group = self._fewest(where, recent, list(groups))
-        forms = groups[group]
-        move = forms[0]
-        if len(forms) > 1:
-            label = self._fewest(where, (*recent, group), [o.label for o in forms])
-            move = next(o for o in forms if o.label == label)
-            self.after[where, (*recent, group), label] += 1
-        self.after[where, recent, group] += 1
+        label = self._fewest(where, recent, [o.label for o in pool])
+        move = next(o for o in pool if o.label == label)
+        self.after[where, recent, label] += 1
         self.tried[where, move.label] += 1
         return move
 

@@ -49,9 +49,6 @@ class Offer:
     label: str
     steps: tuple[Step, ...]
     rare: bool = False
-    group: str = ""
-    """The moves of one group are one move in two forms: a menu choice by its key and by
-    speech (the choice's name). Empty: the move is a group of its own."""
 
 
 def offered(state: State | None) -> list[Offer]:
@@ -62,7 +59,7 @@ def offered(state: State | None) -> list[Offer]:
             Offer("silence", (Silence(DEFAULT_TIMEOUT + 1),)),
             Offer("hang up", (HangUp(),)),
         ]
-    common = [Offer(m.label, CallerScript.from_inline(m.script).steps, group=m.choice or "")
+    common = [Offer(m.label, CallerScript.from_inline(m.script).steps)
               for m in explore_moves(state)]  # fmt: skip
     common.extend(_named(state))
     if state.kind == "digits":
@@ -72,8 +69,7 @@ def offered(state: State | None) -> list[Offer]:
 
 def _named(state: State) -> list[Offer]:
     """A choice said by its name, where it has no speech variation to say."""
-    return [Offer(f"say {c.name}", (Say(c.name),), group=c.name)
-            for c in state.choices if not c.speech]  # fmt: skip
+    return [Offer(f"say {c.name}", (Say(c.name),)) for c in state.choices if not c.speech]
 
 
 def _boundaries(state: State) -> list[Offer]:

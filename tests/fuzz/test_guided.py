@@ -54,8 +54,8 @@ def test_past_the_frontier_the_move_tried_least_often_after_the_same_steps() -> 
     guide = Guide(random.Random(2), 8)
     for _ in range(200):
         one_move(guide)
-    common = {o.group or o.label for o in offered(MENU) if not o.rare}
-    counts = [guide.after[MENU.id, (), group] for group in common]
+    common = {o.label for o in offered(MENU) if not o.rare}
+    counts = [guide.after[MENU.id, (), label] for label in common]
     assert min(counts) >= 5 and max(counts) - min(counts) <= 1, counts
 
 
