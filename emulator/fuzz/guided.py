@@ -99,8 +99,7 @@ class Walk:
                     where, offers, tuple(d for _, d in self.trail[-CONTEXT:]), self.holds
                 )
             )
-            if aimed:
-                self.guide.tried[where, move.label] += 1
+            if aimed:  # counted as tried when it was aimed at (``Guide.walk``)
                 self.aim = None
             self.fresh = (where, move.label, aimed)
             self.pending.extend(move.steps)
@@ -121,10 +120,10 @@ class Walk:
         self.trail.pop()
         self.steps.pop()
         self.pending.clear()
-        if label:
-            self.guide.tried[where, label] -= 1
         if aimed:
             self.aim = self.held
+        elif label:
+            self.guide.tried[where, label] -= 1
         return self.draw()
 
 

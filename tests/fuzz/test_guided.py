@@ -82,12 +82,16 @@ def test_a_step_drawn_for_a_state_that_is_gone_is_drawn_again_and_counted_once()
     listening = at(MENU)
     walk = guide.walk(listening)
     first = walk.draw()
-    before = sum(guide.tried.values())
+    assert walk.fresh is not None
+    label = walk.fresh[1]
     listening.state = NEXT
     again = walk.renew()
     assert again is not None and walk.steps == [again] and len(walk.trail) == 1
     assert walk.trail[0][0] == NEXT.id
-    assert sum(guide.tried.values()) == before  # the move taken back, the new one counted
+    assert walk.fresh is not None and guide.tried[NEXT.id, walk.fresh[1]] == 1
+    # the move taken back: not counted if it was drawn; an aim stays counted once, and aimed at
+    assert guide.tried[MENU.id, label] == (1 if walk.held else 0)
+    assert walk.aim == walk.held
     assert again in {o.steps[0] for o in offered(NEXT)}
     assert first in {o.steps[0] for o in offered(MENU)}
 
