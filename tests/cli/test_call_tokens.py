@@ -136,7 +136,7 @@ def load(
     summary = tmp_path / "summary.json"
     done = subprocess.run(
         [sys.executable, "-m", "emulator", "load", "--bot", setup.bot_url, "--app-id", APP_ID,
-         "--users", "2", "--duration", "3s", "--pace", "0", "--caller", "press 1; press 1234#",
+         "--users", "2", "--duration", "1s", "--pace", "0", "--caller", "press 1; press 1234#",
          "--no-progress", "--db", str(tmp_path / "t.db"), "--json", str(summary), *extra],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip

@@ -19,9 +19,10 @@ from tests.load.calling_bot import calling_bot
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load(tmp_path: Path, host: str, *extra: str, seconds: int = 3) -> Path:
+def load(tmp_path: Path, host: str, *extra: str, seconds: int = 1) -> Path:
     """``botemu load`` with 4 callers back to back; the prefix of its CSV files (final figures:
-    ``botemu load`` rewrites them when the run ends)."""
+    ``botemu load`` rewrites them when the run ends). One second is hundreds of calls on an idle
+    machine (about 700), each with its callbacks: ample for the counts checked here."""
     prefix = tmp_path / "run"
     command = [sys.executable, "-m", "emulator", "load", "--bot", host, "--users", "4",
                "--duration", f"{seconds}s", "--pace", "0", "--caller", "press 1", "--no-token",
