@@ -15,6 +15,7 @@ import array
 import math
 import os
 import shutil
+import time
 import wave
 from collections.abc import Iterator
 from dataclasses import replace
@@ -40,6 +41,7 @@ SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" /
 IVR_APP_ID = "33333333-4444-5555-6666-777777777777"
 WAIT_MS = 15_000
 TONE = 440.0
+PACE = 0.2  # the page runs calls five times faster than real time
 
 
 def expect(target: Any) -> Any:
@@ -100,7 +102,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PhoneBotemu]:
 def call(tab: Tab) -> Page:
     """The phone page, a call to the IVR bot placed, its first prompt playing."""
     page = tab.page
-    response = page.goto("/#/phone?pace=0.2")
+    response = page.goto(f"/#/phone?pace={PACE}")
     assert response is not None and response.status == 200
     expect(page.locator("#phone-status")).to_contain_text("Ready")
     page.get_by_role("button", name="Call", exact=True).click()
@@ -177,7 +179,7 @@ def test_a_key_during_a_prompt_cuts_it_and_its_audio_plays_until_then(
 
 def test_the_caller_chosen_on_the_page_places_the_call(live: PhoneBotemu, tab: Tab) -> None:
     page = tab.page
-    page.goto("/#/phone?pace=0.2")
+    page.goto(f"/#/phone?pace={PACE}")
     expect(page.locator("#phone-status")).to_contain_text("Ready")
     page.get_by_text("Caller", exact=True).click()
     page.get_by_label("Caller identity").fill("8:alice")
@@ -200,10 +202,12 @@ def test_hold_to_record_gives_the_bot_the_microphone_in_a_recording(
     hold = page.get_by_role("button", name="Hold to record")
     hold.hover()
     page.mouse.down()
+    held_from = time.monotonic()
     expect(page.locator("#phone-mic")).to_contain_text("Recording from the microphone")
     expect(timer).to_contain_text("maximum duration")  # talking: the silence timer waits
     page.wait_for_timeout(1200)  # 1.2 s of microphone: 6 s of the call at this pace
     page.mouse.up()
+    held = (time.monotonic() - held_from) / PACE  # call seconds, however slow the machine
     expect(timer).to_contain_text("silence:")
     expect(page.locator("#phone-playing")).to_contain_text("message has been recorded",
                                                            timeout=WAIT_MS)  # fmt: skip
@@ -218,7 +222,10 @@ def test_hold_to_record_gives_the_bot_the_microphone_in_a_recording(
     [made] = recorded
     length = float(made["end"]) - float(made["at"])
     assert abs(len(samples) / SAMPLE_RATE - length) < 0.05  # as long as the outcome says
-    assert 8.0 < length < 14.0  # about 6 s of talk, then 5 s of silence ended it
+    # About 6 s of talk (however long the button was held), then 5 s of silence ended it.
+    talk = [(float(a), float(b)) for a, b in made["speech"]]
+    assert talk and 5.0 < sum(b - a for a, b in talk) < held + 1.0
+    assert 4.5 < length - talk[-1][1] < 6.0
     # What the microphone heard while held fills the start of the talk's span (after however
     # long the browser took to start capturing): the fake microphone's tone is in it.
     windows = [samples[a : a + SAMPLE_RATE // 4] for a in range(0, 3 * SAMPLE_RATE, SAMPLE_RATE // 4)]
