@@ -56,7 +56,7 @@ def test_a_short_run_reports_every_exchange_by_kind(tmp_path: Path) -> None:
 def test_a_planted_5xx_on_callbacks_shows_in_the_failures_under_its_name_and_rule(
     tmp_path: Path,
 ) -> None:
-    with calling_bot(fail_every=100) as bot:  # 1% of callbacks
+    with calling_bot(fail_every=25) as bot:  # 4% of callbacks: some, even in a slow second
         prefix = load(tmp_path, bot.url, "--keep", "failures")
         planted = bot.failed
     assert planted > 0
