@@ -40,7 +40,7 @@ def make_heavy_bot(kind: str) -> web.Application:
         callback = str(request.url.with_path("/api/calls"))
         if body.get("callState") == "terminated":
             return web.Response(status=200)
-        first = "operationOutcome" not in body and "callState" not in body
+        first = "participants" in body  # the Conversation (its callState is "incoming")
         return web.json_response(menu(kind, callback, first))
 
     app = web.Application(client_max_size=4 * 1024 * 1024)
