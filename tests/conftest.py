@@ -19,7 +19,6 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
-
 def pytest_xdist_auto_num_workers(config: object) -> int | None:
     """``-n auto``: two workers a core (at most four more than the cores). Many tests wait more
     than they compute (on a bot's process, a browser, a node sample, a timer): with one worker a
