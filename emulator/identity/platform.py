@@ -99,16 +99,18 @@ class PlatformListener:
         self.port = 0
 
     async def start(self, host: str, port: int) -> int:
-        """Listen on ``host:port`` (0: any free port); the port bound."""
-        runner = web.AppRunner(self._app, access_log=None)
-        await runner.setup()
-        self._runner = runner
-        site = web.TCPSite(runner, "127.0.0.1", 0,
-                           ssl_context=platform_ssl_context(self._certs_dir))  # fmt: skip
-        await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.Server)
-        self._inner_port = server.sockets[0].getsockname()[1]
+        """Listen on ``host:port`` (0: any free port); the port bound. Called again after an
+        ``OSError`` (the port taken), it listens on the new port with the same inner server."""
+        if self._runner is None:
+            runner = web.AppRunner(self._app, access_log=None)
+            await runner.setup()
+            self._runner = runner
+            site = web.TCPSite(runner, "127.0.0.1", 0,
+                               ssl_context=platform_ssl_context(self._certs_dir))  # fmt: skip
+            await site.start()
+            server = site._server
+            assert isinstance(server, asyncio.Server)
+            self._inner_port = server.sockets[0].getsockname()[1]
         self._server = await asyncio.start_server(self._accept, host, port, limit=MAX_HEAD)
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port

@@ -7,9 +7,11 @@ proxy."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -141,6 +143,27 @@ async def _exchange(port: int, data: bytes) -> bytes:
         return await asyncio.wait_for(reader.read(4096), 5)
     finally:
         writer.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+async def test_a_taken_port_then_a_free_one_leaves_no_socket_behind(
+    service: IdentityService,
+) -> None:
+    """Regression: started again after its port was taken (``start_platform_hosts`` then takes
+    any free port), the listener made a second inner TLS server and lost the first one, whose
+    listening socket stayed open after ``close`` (a ResourceWarning when collected, in whatever
+    test ran then)."""
+    gc.collect()
+    open_before = len(os.listdir("/proc/self/fd"))
+    running = PlatformListener(service, service.config.certs_dir)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(OSError):
+            await running.start("127.0.0.1", taken.getsockname()[1])
+    assert await running.start("127.0.0.1", 0) > 0
+    await running.close()
+    assert len(os.listdir("/proc/self/fd")) == open_before
 
 
 async def test_the_listener_is_no_open_proxy(listener: PlatformListener) -> None:
