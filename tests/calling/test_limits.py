@@ -255,9 +255,9 @@ def test_validation_of_20000_dtmf_choices_is_not_quadratic() -> None:
     ]
     choices.append({"name": "short", "dtmfVariation": "1"})
     menu: JSON = {"operationId": "m", "action": "recognize", "choices": choices}
-    started = time.monotonic()
+    started = time.process_time()  # CPU: a loaded machine's waits are not the code's
     findings = validate_workflow({"actions": [menu], "links": {"callback": "https://b/c"}})
-    assert time.monotonic() - started < 15  # 1 s; the pairwise check took 52 s
+    assert time.process_time() - started < 15  # 1 s; the pairwise check took 52 s
     prefix = [f for f in findings if f.rule == "WF-DTMF-PREFIX"]
     assert len(prefix) == FINDINGS_PER_RULE + 1
     assert prefix[-1].message.startswith("and 9,980 more WF-DTMF-PREFIX")

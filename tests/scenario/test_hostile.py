@@ -130,12 +130,12 @@ def test_a_scenario_of_exactly_the_step_limit_is_read(tmp_path: Path) -> None:
 def test_variable_bomb_one_long_value_referenced_100000_times() -> None:
     big = "x" * 400_000
     text = f'name: v\nvariables:\n  big: "{big}"\ncaller:\n  - say: "' + "${big}" * 100_000 + '"\n'
-    started = time.monotonic()
+    started = time.process_time()  # CPU: a loaded machine's waits are not the code's
     with pytest.raises(ScenarioError) as e:
         load_scenarios_text(text, "v.yaml")
     mib = MAX_EXPANDED_TEXT // 2**20
     assert str(e.value) == f"v.yaml:2:1: more than {mib} MiB of text once variables are substituted"
-    assert time.monotonic() - started < 20
+    assert time.process_time() - started < 20
 
 
 def test_matrix_bomb_every_entry_copies_a_long_value() -> None:
@@ -143,23 +143,23 @@ def test_matrix_bomb_every_entry_copies_a_long_value() -> None:
     matrix = "".join(f"  - {{k: '{i}'}}\n" for i in range(1000))
     text = f'name: "m ${{k}}"\nvariables:\n  big: "{big}"\nmatrix:\n{matrix}'
     text += 'caller:\n  - say: "${big}${k}"\n'
-    started = time.monotonic()
+    started = time.process_time()  # CPU: a loaded machine's waits are not the code's
     with pytest.raises(ScenarioError) as e:
         load_scenarios_text(text, "m.yaml")
     assert "MiB of text once variables are substituted (matrix entry" in str(e.value)
     assert str(e.value).startswith("m.yaml:")
-    assert time.monotonic() - started < 20
+    assert time.process_time() - started < 20
 
 
 def test_matrix_of_20000_mappings_with_one_repeated_is_checked_in_linear_time() -> None:
     # jsonschema's uniqueItems compares every pair of mappings: minutes for this list
     matrix = "".join(f"  - {{k: '{i}'}}\n" for i in range(20_000)) + "  - {k: '7'}\n"
     text = f'name: "m ${{k}}"\nmatrix:\n{matrix}caller: [listen]\n'
-    started = time.monotonic()
+    started = time.process_time()  # CPU: a loaded machine's waits are not the code's
     with pytest.raises(ScenarioError) as e:
         load_scenarios_text(text, "m.yaml")
     assert str(e.value) == 'm.yaml:20003:5: {"k": "7"} is listed twice'
-    assert time.monotonic() - started < 20
+    assert time.process_time() - started < 20
 
 
 def test_a_number_too_long_for_python_says_so_without_python_advice() -> None:
@@ -187,7 +187,7 @@ def test_100000_bad_references_in_one_string_are_placed_in_linear_time(head: str
     # Finding the n-th occurrence of each in the file searched from the start every time.
     name = "nope" if "matrix" not in head else "b"
     text = head + 'caller:\n  - say: "' + ("${" + name + "}") * 100_000 + '"\n'
-    started = time.monotonic()
+    started = time.process_time()  # CPU: a loaded machine's waits are not the code's
     with pytest.raises(ScenarioError) as e:
         load_scenarios_text(text, "r.yaml")
     line = text.count("\n")
@@ -196,7 +196,7 @@ def test_100000_bad_references_in_one_string_are_placed_in_linear_time(head: str
     assert len(errors) == 100_000
     assert (errors[0].line, errors[0].column) == (line, column)
     assert (errors[-1].line, errors[-1].column) == (line, column + (len(name) + 3) * 99_999)
-    assert time.monotonic() - started < 30
+    assert time.process_time() - started < 30
 
 
 def test_scenario_check_of_an_endless_stdin_reads_no_more_than_its_limit() -> None:
