@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,17 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.load.calling_bot import calling_bot
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "emulator" / "load" / "locustfile.py"
 USERS = 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.mark.slow
@@ -67,12 +60,13 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
         ]
         try:
             output, _ = master.communicate(timeout=120)
-            for worker in workers:
-                worker.wait(timeout=60)
+            if master.returncode == 0:  # else no worker ever connects: say why, at once
+                for worker in workers:
+                    worker.wait(timeout=60)
         finally:
-            for worker in workers:
-                worker.kill()
-            master.kill()
+            for process in (*workers, master):
+                process.kill()
+                process.wait()
             for log in logs:
                 log.close()
         answered = bot.calls
