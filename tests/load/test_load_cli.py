@@ -170,6 +170,7 @@ def test_ctrl_c_ends_the_run_early_with_every_report(tmp_path: Path) -> None:
             out, err = proc.communicate(timeout=30)
         finally:
             proc.kill()
+            proc.wait()
     assert proc.returncode == 130, out + err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert json.loads((tmp_path / "summary.json").read_text())["total"]["count"] > 0
