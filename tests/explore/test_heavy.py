@@ -57,6 +57,7 @@ def explore_peak(bot: str, calls: int, db: Path) -> tuple[int, int]:
     return int(made[1]), peak
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_calls_hearing_750_kb_prompts(
     heavy_bot: str, tmp_path: Path
 ) -> None:
@@ -71,6 +72,7 @@ def test_memory_does_not_grow_with_the_calls_hearing_750_kb_prompts(
     assert high - low < 150 * MiB, f"{low / MiB:.0f} MiB for 1 call, {high / MiB:.0f} for {many}"
 
 
+@pytest.mark.slow
 def test_max_time_bounds_the_crawl_of_a_5000_choice_menu(menu_bot: str, tmp_path: Path) -> None:
     """Before (af4a31e): no ``--max-time`` (usage error, exit 2), and without it the crawl of
     this bot was still going after 90 s (150 s in the issue). Now 5 s with ``--max-time 3``

@@ -14,6 +14,7 @@ PEAK_BOUND = 400 * 1024 * 1024  # bytes
 ADDRESS_SPACE = 3 * 1024 * 1024 * 1024  # the child's limit: a regression fails, fast
 
 
+@pytest.mark.slow
 def test_alias_bomb_one_long_string_aliased_90000_times(tmp_path: Path) -> None:
     big = "y" * 500_000
     (tmp_path / "m.yaml").write_text(f'name: &b "{big}"\ntags: [{", ".join(["*b"] * 90_000)}]\n')

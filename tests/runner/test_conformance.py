@@ -317,6 +317,7 @@ def test_every_weak_bot_flaw_is_in_the_table() -> None:
     assert set(AUTH_FLAWS) == {None, *FLAWS}
 
 
+@pytest.mark.slow
 async def test_weak_bots_fail_the_auth_probe_scenario_and_only_it(
     store: TranscriptStore, tmp_path: Path
 ) -> None:

@@ -40,6 +40,7 @@ def _lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     return (result.stdout + result.stderr).strip().splitlines()
 
 
+@pytest.mark.slow
 def test_alias_bomb_one_long_string_aliased_90000_times(tmp_path: Path) -> None:
     # 860 KB of YAML: under 100,000 values, but 45 GB of text once expanded. It took 5.2 GB and
     # died with a MemoryError traceback (jsonschema renders the expanded list in a message).
@@ -151,6 +152,7 @@ def test_matrix_bomb_every_entry_copies_a_long_value() -> None:
     assert time.process_time() - started < 20
 
 
+@pytest.mark.slow
 def test_matrix_of_20000_mappings_with_one_repeated_is_checked_in_linear_time() -> None:
     # jsonschema's uniqueItems compares every pair of mappings: minutes for this list
     matrix = "".join(f"  - {{k: '{i}'}}\n" for i in range(20_000)) + "  - {k: '7'}\n"
@@ -175,6 +177,7 @@ def test_the_text_limit_is_documented() -> None:
     assert f"{MAX_TEXT // 2**20} MiB" in docs and f"{MAX_STEPS:,}" in docs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "head",
     [

@@ -948,6 +948,7 @@ def mutated_rich(draw: st.DrawFn) -> str:
     return text
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_rich())
 def test_mutated_rich_scenarios_only_raise_scenario_error(text: str) -> None:

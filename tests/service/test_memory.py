@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import run_measured
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +23,7 @@ def attack(case: str, tmp_path: Path) -> tuple[dict[str, object], int]:
     return json.loads(done.stdout), peak
 
 
+@pytest.mark.slow
 def test_attachments_past_the_total_are_refused_and_reset_frees_them(tmp_path: Path) -> None:
     """150 uploads of 2.8 MiB: 670 MiB and all of it kept after a reset before the limit."""
     out, peak = attack("attachments", tmp_path)
@@ -29,6 +32,7 @@ def test_attachments_past_the_total_are_refused_and_reset_frees_them(tmp_path: P
     assert int(out["after_reset"]) - int(out["start"]) < 80 * MiB  # type: ignore[call-overload]
 
 
+@pytest.mark.slow
 def test_a_page_that_never_reads_is_closed_and_its_memory_freed(tmp_path: Path) -> None:
     """1,200 activities of 250 KB to a page that reads nothing: 373 MiB, kept after a reset,
     before the outbox and the activities kept were bounded."""
