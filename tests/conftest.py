@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sys
 
-import pytest
 from hypothesis import settings
 
 # Byte code is cached (``__pycache__``, git-ignored) even where the environment says not to
@@ -29,13 +28,6 @@ def pytest_xdist_auto_num_workers(config: object) -> int | None:
         return None  # pytest-xdist reads it
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min(2 * (cores or 1), (cores or 1) + 4)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` (more than a second: whole processes, large inputs, long
-    searches) run first, the quick ones after them: xdist hands tests out in this order, so
-    that no worker is still in a 15-second test while the others have finished."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 settings.register_profile("default", derandomize=True)
