@@ -5,11 +5,12 @@ found, with a common move (``moves.offered``) that no caller has tried there. Th
 the steps that first led to that state and takes that move. The others start from steps that led
 somewhere new before (``Guide.starts``), or from nothing (one in ``FRESH_ODDS``); a start is drawn
 with the weight ``1 / ((1 + picks) ** 2 * steps)``, so that the newest and the shortest are
-tried first and none is forgotten. Past its start and its aim, a caller takes in each state a rare move one time in
-``RARE_ODDS``, and otherwise the move tried least often in that state after the same last ``CONTEXT`` steps over the whole search, ties drawn
-at random: the search covers the short sequences of moves a bug may hang on instead of walking
-the same ones again. Every call goes on until the bot ends it or the steps run out; one caller
-in ``HOLD_ODDS`` never hangs up by itself, so that it goes deeper.
+tried first and none is forgotten. Past its start and its aim, a caller takes in each state a
+rare move one time in ``RARE_ODDS``, and otherwise the move tried least often in that state
+after the same last ``CONTEXT`` steps over the whole search, ties drawn at random: the search
+covers the short sequences of moves a bug may hang on instead of walking the same ones again.
+Every call goes on until the bot ends it or the steps run out; one caller in ``HOLD_ODDS`` never
+hangs up by itself, so that it goes deeper.
 
 After each call, whatever it showed for the first time, a state, a move from a state to the
 next, or two such moves in a row, makes the steps that led to it a new start.
