@@ -148,9 +148,10 @@ class CallSession(CallLog):
                    f"(--deadline), {self.vtime:.1f}s virtual time in: the platform hung up")  # fmt: skip
         return self.finish(EndReason.DEADLINE)
 
-    def cancelled(self) -> None:
-        """The run was cancelled (Ctrl-C, a test's time-out): the call ends as a hang-up."""
-        self.end(EndReason.CALLER_HUNG_UP, note="the run was cancelled")
+    def cancelled(self, why: str = "the run was cancelled") -> None:
+        """The run was cancelled (Ctrl-C, a test's time-out) or ran out of time (``why``): the
+        call ends as a hang-up."""
+        self.end(EndReason.CALLER_HUNG_UP, note=why)
 
     def start(self, placed: Conversation) -> None:
         """Open the call in the store and record what it is: caller, script, faults, token."""

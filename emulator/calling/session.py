@@ -2,7 +2,8 @@
 no I/O) and carries out its effects with aiohttp: each request and prompt file over the call's
 HTTP(S) session, each wait with ``asyncio.sleep`` (at the call's pace; none in virtual time), the
 Bearer token from the call's token source, a recording's encoding in a thread. It keeps the
-call's wall-clock deadline. ``botemu call``, ``botemu test``, the pytest plugin and the demo place
+call's wall-clock deadline, and the time left to the run that places it (``cut``: explore's and
+fuzz's ``--max-time``). ``botemu call``, ``botemu test``, the pytest plugin and the demo place
 their calls through it; Locust's users through ``emulator.load.driver``.
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "JSON_TYPE",
     "JUDGE_CACHE_MAX_BODY",
     "USER_AGENT",
+    "CallCut",
     "CallReport",
     "CallSettings",
     "Judged",
@@ -59,6 +61,17 @@ __all__ = [
 Sleep = Callable[[float], Awaitable[None]]
 
 
+class CallCut(Exception):
+    """The run that placed a call ran out of time while the call was under way
+    (``place_call(cut=...)``): the call was abandoned there, and its transcript ends with a
+    hang-up and a note that says why. No verdict can be drawn from it."""
+
+    def __init__(self, call_id: str, seconds: float) -> None:
+        super().__init__(f"call {call_id} cut off after {round(seconds, 1):g} s: the run's time "
+                         "ran out")  # fmt: skip
+        self.call_id = call_id
+
+
 async def place_call(
     settings: CallSettings,
     store: TranscriptStore,
@@ -68,27 +81,41 @@ async def place_call(
     media_cache: dict[str, Media] | None = None,
     sleep: Sleep = asyncio.sleep,
     live: LiveCaller | None = None,
+    cut: float | None = None,
 ) -> CallReport:
     """Place one call and run it to its end. Never raises for anything the bot does.
 
     ``media_cache`` shares fetched prompt files across calls; ``sleep`` is how real time passes
     when ``settings.pace`` is above 0 (injectable for tests); ``live``: the acts of a live
-    caller (``settings.live``)."""
+    caller (``settings.live``); ``cut``: the seconds (wall clock) left to the run that places
+    the call, such as a crawl's ``--max-time``: when they pass first, the call is abandoned as
+    the run's cancellation abandons it, noted as cut off, and ``CallCut`` raised (the call's
+    own ``deadline`` is a finding against the bot; this is not)."""
     if http is None:
         async with aiohttp.ClientSession() as own:
             return await place_call(settings, store, http=own, listener=listener,
-                                    media_cache=media_cache, sleep=sleep, live=live)  # fmt: skip
+                                    media_cache=media_cache, sleep=sleep, live=live,
+                                    cut=cut)  # fmt: skip
     if settings.live and live is None:
         raise ValueError("a live call needs its LiveCaller")
     session = CallSession(settings, store, listener, media_cache)
     io = AioIO(http, settings, sleep, live)
     steps = session.run()
+    timer = asyncio.timeout(None if cut is None else max(cut, 0.0))
     try:
-        return await _within_deadline(steps, io, session)
+        async with timer:
+            return await _within_deadline(steps, io, session)
     except asyncio.CancelledError:
         steps.close()
         session.cancelled()
         raise
+    except TimeoutError:
+        if not timer.expired():
+            raise
+    steps.close()
+    seconds = cut or 0.0
+    session.cancelled(f"cut off: the run's time ran out {round(seconds, 1):g} s into the call")
+    raise CallCut(session.call_id, seconds)
 
 
 async def _within_deadline(steps: Steps[CallReport], io: AioIO, session: CallSession) -> CallReport:

@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                          help="calls in all at the most (default 500)")  # fmt: skip
     explore.add_argument("--max-time", type=positive_int, default=600, metavar="S",
                          help="seconds the crawl may take (default 600); no call starts after "
-                         "them, and the bounds line says what was cut off")  # fmt: skip
+                         "them, the calls under way are cut off, and the bounds line says "
+                         "what was cut off")  # fmt: skip
     explore.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N",
                          help="calls at once (default 4)")  # fmt: skip
     explore.add_argument("--seed", type=int, default=1, help="the callers' seed (default 1)")

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
                       "replays come on top")  # fmt: skip
     fuzz.add_argument("--max-time", type=positive_int, default=600, metavar="S",
                       help="seconds the search may take (default 600); no call starts after "
-                      "them, and the report says so")  # fmt: skip
+                      "them, a call under way is cut off, and the report says so")  # fmt: skip
     fuzz.add_argument("--seed", type=int, default=1, help="the search's seed (default 1)")
     fuzz.add_argument("--max-steps", type=positive_int, default=8, metavar="K",
                       help="caller steps per call at the most (default 8)")  # fmt: skip

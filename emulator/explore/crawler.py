@@ -2,13 +2,15 @@
 
 A path is a sequence of moves. Each path is one fresh call (a new call id) whose caller takes
 the path's moves and then hangs up at the next waiting point; the Workflows the bot answered
-show every waiting point the call reached, so the state a path leads to is the waiting point after its last move, or the end
-of the call (a leaf: the bot hung up, transferred, failed...). A state is expanded once, from
-the first (shortest) path that reaches it, with every move ``edges.moves`` gives it. Calls run
-``jobs`` at a time in virtual time; the graph is built in path order whatever order they finish
-in, so the same bot gives the same graph. The crawl stops at ``max_depth`` moves and
-``max_calls`` calls and ``max_time`` seconds (no call starts after it), and says so. Then the follow-up calls (``probes``) check what one path
-per move cannot show: loops followed in one call, and choices compared to the end.
+show every waiting point the call reached, so the state a path leads to is the waiting point
+after its last move, or the end of the call (a leaf: the bot hung up, transferred, failed...).
+A state is expanded once, from the first (shortest) path that reaches it, with every move
+``edges.moves`` gives it. Calls run ``jobs`` at a time in virtual time; the graph is built in
+path order whatever order they finish in, so the same bot gives the same graph. The crawl stops
+at ``max_depth`` moves, ``max_calls`` calls and ``max_time`` seconds (no call starts after it,
+and a call under way then is cut off: its path counts as not followed), and says so. Then the
+follow-up calls (``probes``) check what one path per move cannot show: loops followed in one
+call, and choices compared to the end.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.model import Hangup, PlayPrompt, Recognize, Record, Reject, Workflow
-from emulator.calling.session import CallSettings, place_call
+from emulator.calling.session import CallCut, CallSettings, place_call
 from emulator.calling.wire import loads, read_workflow
 from emulator.errors import WireError
 from emulator.explore.edges import Move, moves
@@ -149,6 +151,8 @@ class Crawler:
         self.max_time = max_time
         self.clock = clock
         self.deadline = None if max_time is None else clock() + max_time
+        self.ends_at = None if max_time is None else time.monotonic() + max_time
+        """When a call under way is cut off (wall clock, whatever ``clock`` is)."""
         self.cut = 0
         """Paths not followed because ``max_time`` ran out."""
         self._known: dict[State, State] = {}
@@ -169,7 +173,9 @@ class Crawler:
             self.note_time(f"{self.cut} paths not followed, follow-up checks not made"
                            if self.cut else "follow-up checks not made")  # fmt: skip
         else:
-            await follow_up(self.graph, self.call, self.max_calls, self.jobs)
+            cut = await follow_up(self.graph, self.call, self.max_calls, self.jobs)
+            if cut:
+                self.note_time(f"{cut} follow-up checks cut off")
         return self.graph
 
     def out_of_time(self) -> bool:
@@ -187,7 +193,13 @@ class Crawler:
 
         async def one(path: tuple[Move, ...]) -> Visit | None:
             async with gate:
-                return None if self.out_of_time() else await self.visit(path)
+                if self.out_of_time():
+                    return None
+                try:
+                    return await self.visit(path)
+                except CallCut:  # under way when the time ran out: it shows nothing sure
+                    self.graph.calls += 1  # made all the same
+                    return None
 
         visits = await asyncio.gather(*(one(path) for path in paths))
         self.graph.calls += sum(v is not None for v in visits)
@@ -239,7 +251,8 @@ class Crawler:
         return await self.call([step for move in path for step in move.steps])
 
     async def call(self, steps: list[str]) -> Visit:
-        """One call whose caller takes ``steps``, then ``THEN``."""
+        """One call whose caller takes ``steps``, then ``THEN``; ``CallCut`` if ``max_time``
+        runs out while it is under way."""
         steps = steps + list(THEN)
         workflows: list[Workflow] = []
 
@@ -250,7 +263,8 @@ class Crawler:
                     workflows.append(workflow)
 
         settings = replace(self.settings, caller=CallerScript.from_inline("; ".join(steps)))
-        report = await place_call(settings, self.store, listener=listen)
+        cut = None if self.ends_at is None else self.ends_at - time.monotonic()
+        report = await place_call(settings, self.store, listener=listen, cut=cut)
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
         heard = hearing(workflows, self.masker)
         del workflows[:]  # the call's Workflows are not needed once its states are read

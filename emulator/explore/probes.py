@@ -11,7 +11,8 @@ need calls of their own, made after the crawl and counted in its calls:
   (masked) and ends the same way, the choices do not act: the bot never tells them apart.
 
 At most ``MAX_CHECKS`` of each; when ``max_calls`` leaves no room, the checks not made are
-named in the graph's bounds.
+named in the graph's bounds. A check one of whose calls was cut off (``CallCut``: the crawl's
+time ran out) is not judged.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from emulator.calling.events import EndReason
+from emulator.calling.session import CallCut
 from emulator.explore.flow import choice_edges, complete, loops, route
 from emulator.explore.graph import Check, Edge, Graph, Visit
 
@@ -34,8 +36,9 @@ Plan = tuple[Judge, list[list[str]]]
 """A check to make: its verdict on the visits of its runs, and each run's caller steps."""
 
 
-async def follow_up(graph: Graph, call: Call, max_calls: int, jobs: int = 4) -> None:
-    """Make the follow-up calls of ``graph``, adding their ``Check``s to it."""
+async def follow_up(graph: Graph, call: Call, max_calls: int, jobs: int = 4) -> int:
+    """Make the follow-up calls of ``graph``, adding their ``Check``s to it; the number of
+    checks not judged because a call of theirs was cut off."""
     planned = _loop_plans(graph) + _twin_plans(graph)
     made: list[Plan] = []
     for plan in planned:
@@ -46,18 +49,29 @@ async def follow_up(graph: Graph, call: Call, max_calls: int, jobs: int = 4) -> 
         made.append(plan)
     gate = asyncio.Semaphore(jobs)
 
-    async def one(steps: list[str]) -> Visit:
+    async def one(steps: list[str]) -> Visit | None:
         async with gate:
-            return await call(steps)
+            try:
+                return await call(steps)
+            except CallCut:
+                return None
 
+    cut = 0
     for (judge, runs), visits in zip(
         made, await asyncio.gather(*(_all(one, runs) for _, runs in made)), strict=True
     ):
         graph.calls += len(runs)
-        graph.checks.append(judge(visits))
+        done = [visit for visit in visits if visit is not None]
+        if len(done) < len(visits):
+            cut += 1
+            continue
+        graph.checks.append(judge(done))
+    return cut
 
 
-async def _all(one: Callable[[list[str]], Awaitable[Visit]], runs: list[list[str]]) -> list[Visit]:
+async def _all(
+    one: Callable[[list[str]], Awaitable[Visit | None]], runs: list[list[str]]
+) -> list[Visit | None]:
     return list(await asyncio.gather(*(one(steps) for steps in runs)))
 
 

@@ -10,7 +10,8 @@ values). A seeded ``random.Random`` makes every choice. A call fails when it has
 the workflow limit or the call deadline. A failure's key is its rule and the state the bot was
 waiting in when it came (``explore.states``: the masked prompts and the choices); the smallest
 caller seen for each key (fewest steps, then fewest keys) is kept. The search makes ``budget``
-calls, and none after ``max_time`` seconds. Then each failure is replayed and shrunk until it is
+calls, and none after ``max_time`` seconds (a call under way then is cut off, and shows
+nothing: no failure, nothing learnt, no example dropped). Then each failure is replayed and shrunk until it is
 1-minimal (``scenarios.tidy``), and saved in the database of examples.
 """
 
@@ -28,7 +29,7 @@ import aiohttp
 
 from emulator.calling.caller import CallerScript, Step
 from emulator.calling.faults import NO_FAULTS, PlatformFaults
-from emulator.calling.session import CallSettings, place_call
+from emulator.calling.session import CallCut, CallReport, CallSettings, place_call
 from emulator.explore.states import DEFAULT_MASKER, Masker
 from emulator.fuzz.caller import DrawnSteps, Listening
 from emulator.fuzz.examples import Examples
@@ -53,6 +54,9 @@ class Search:
     timed_out: bool = False
     new: int = 0
     """What the callers showed for the first time (states, moves, moves in a row)."""
+    cut: int = 0
+    """Calls cut off when ``max_time`` ran out while they were under way (searching or
+    replaying)."""
 
 
 def draw_faults(rng: random.Random) -> PlatformFaults:
@@ -81,14 +85,17 @@ class Fuzzer:
     progress: Callable[[Search], None] | None = None
     found: Search = field(default_factory=Search)
     max_time: float | None = None
-    """Seconds the search may take (None: no bound); no call starts after them."""
+    """Seconds the search may take (None: no bound); no call starts after them (by ``clock``),
+    and a call under way then is cut off (by the wall clock)."""
     clock: Callable[[], float] = time.monotonic
     deadline: float | None = None
+    ends_at: float | None = None
 
     def run(self) -> Search:
         """Search, then replay and tidy each failure (``scenarios.tidy``). Call from a thread
         with no running event loop."""
         self.deadline = None if self.max_time is None else self.clock() + self.max_time
+        self.ends_at = None if self.max_time is None else time.monotonic() + self.max_time
         loop = asyncio.new_event_loop()
         try:
             http = loop.run_until_complete(_session())
@@ -106,9 +113,10 @@ class Fuzzer:
             examples = Examples(self.examples, self.settings.bot_url, self.max_steps, self.faults)
         await self._search(http, examples)
         if self.found.timed_out:
+            last = ", the last one cut off" if self.found.cut else ""
             self.found.bounds.append(f"max time ({self.max_time:g} s): the search stopped "
-                                     f"after {self.found.calls} calls")  # fmt: skip
-        left = 0
+                                     f"after {self.found.calls} calls{last}")  # fmt: skip
+        left, searched = 0, self.found.cut
         replay = self._replayer(http)
         for key, failure in list(self.found.failures.items()):
             if self._past():  # kept as the search found it, not replayed
@@ -120,6 +128,9 @@ class Fuzzer:
             self.found.calls += done.replays
             if not done.confirmed:
                 self.found.unconfirmed.add(key)
+        if self.found.cut > searched:
+            self.found.bounds.append(f"max time ({self.max_time:g} s): the replay under way was "
+                                     "cut off (its failure stays as shrunk so far)")  # fmt: skip
         if left:
             self.found.bounds.append(f"max time ({self.max_time:g} s): {left} failures not "
                                      "replayed to confirm them")  # fmt: skip
@@ -133,10 +144,10 @@ class Fuzzer:
         for example in examples.saved() if examples is not None else []:
             if self.found.calls >= self.budget or self._stopped():
                 return
-            failure, _ = await self._call(
+            failure, end = await self._call(
                 http, example.steps, example.faults, Listening(self.masker)
             )
-            if failure is None and examples is not None:
+            if failure is None and end is not None and examples is not None:
                 examples.drop(example)  # fixed: it leaves the database
         while self.found.calls < self.budget and not self._stopped():
             faults = draw_faults(rng) if self.faults else NO_FAULTS
@@ -147,7 +158,8 @@ class Fuzzer:
             # in for the tuple of a written script.
             _, end = await self._call(http, cast(tuple[Step, ...], drawn), faults, listening,
                                       drawn)  # fmt: skip
-            self.found.new += guide.learn(walk, end)
+            if end is not None:
+                self.found.new += guide.learn(walk, end)
 
     def _stopped(self) -> bool:
         if self._past():
@@ -156,11 +168,14 @@ class Fuzzer:
 
     async def _call(self, http: aiohttp.ClientSession, steps: tuple[Step, ...],
                     faults: PlatformFaults, listening: Listening,
-                    drawn: DrawnSteps | None = None) -> tuple[Failure | None, str]:  # fmt: skip
-        """One call: its failure, if any, and how it ended."""
+                    drawn: DrawnSteps | None = None) -> tuple[Failure | None, str | None]:  # fmt: skip
+        """One call: its failure, if any, and how it ended (None: cut off, ``max_time``)."""
         call = replace(self.settings, caller=CallerScript(steps), faults=faults)
-        report = await place_call(call, self.store, http=http, listener=listening)
         self.found.calls += 1
+        report = await self._place(call, http, listening)
+        if report is None:
+            self.found.timed_out = True
+            return None, None
         failure = judge(report, listening, drawn.steps if drawn is not None else steps, faults)
         if failure is not None:
             best = self.found.failures.get(failure.key)
@@ -170,6 +185,17 @@ class Fuzzer:
             self.progress(self.found)
         return failure, report.end_reason.value
 
+    async def _place(
+        self, call: CallSettings, http: aiohttp.ClientSession, listening: Listening
+    ) -> CallReport | None:
+        """The call's report; None when ``max_time`` cut it off (counted in ``cut``)."""
+        cut = None if self.ends_at is None else self.ends_at - time.monotonic()
+        try:
+            return await place_call(call, self.store, http=http, listener=listening, cut=cut)
+        except CallCut:
+            self.found.cut += 1
+            return None
+
     def _past(self) -> bool:
         """Whether ``max_time`` has run out."""
         return self.deadline is not None and self.clock() >= self.deadline
@@ -178,8 +204,8 @@ class Fuzzer:
         async def replay(steps: tuple[Step, ...], faults: PlatformFaults) -> Failure | None:
             listening = Listening(self.masker)
             call = replace(self.settings, caller=CallerScript(steps), faults=faults)
-            report = await place_call(call, self.store, http=http, listener=listening)
-            return judge(report, listening, steps, faults)
+            report = await self._place(call, http, listening)
+            return None if report is None else judge(report, listening, steps, faults)
 
         return replay
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -316,6 +317,30 @@ def make_bot(kind: str = "ok", media_bytes: bytes = b"") -> web.Application:
     app[COUNTS] = {}
     app.router.add_post("/api/calls", conformance_handle if kind in CONFORMANCE_KINDS else handle)
     app.router.add_get("/media/hello.wav", media)
+    return app
+
+
+STALL_LIMIT = 60.0
+"""Seconds a stalling bot holds a callback at most (``make_stalling_bot``)."""
+
+
+def make_stalling_bot(release: asyncio.Event) -> web.Application:
+    """A menu whose every callback the bot holds unanswered until ``release`` is set (at most
+    ``STALL_LIMIT`` seconds), then says goodbye: a call that is under way as long as the test
+    wants (``--max-time`` cutting it off)."""
+
+    async def calls(request: web.Request) -> web.Response:
+        body = await request.json()
+        if "participants" in body:  # the Conversation
+            return web.json_response(_menu(request))
+        if body.get("callState") == "terminated":
+            return web.Response(status=200)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(release.wait(), STALL_LIMIT)
+        return web.json_response(_goodbye())
+
+    app = web.Application()
+    app.router.add_post("/api/calls", calls)
     return app
 
 

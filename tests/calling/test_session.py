@@ -22,6 +22,7 @@ from emulator.calling.model import RecordingFormat
 from emulator.calling.progress import Media
 from emulator.calling.session import (
     AioIO,
+    CallCut,
     CallReport,
     CallSettings,
     multipart_body,
@@ -29,7 +30,7 @@ from emulator.calling.session import (
 )
 from emulator.calling.wire import WireOptions
 from emulator.transcripts.store import TranscriptStore
-from tests.bots.calling_bots import STATE, BotState, Received, make_bot
+from tests.bots.calling_bots import STATE, BotState, Received, make_bot, make_stalling_bot
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 FAST = RetryPolicy(attempts=3, backoff=0.01, timeout=5.0)
@@ -141,6 +142,32 @@ async def test_transcript_has_every_exchange(
     assert json.loads(str(request.payload["body"]))["id"] == report.call_id
     summary = store.call(report.call_id)
     assert summary is not None and summary.end_reason == "bot hung up" and summary.workflows == 2
+
+
+async def test_the_run_running_out_of_time_cuts_the_call_under_way_and_says_so(
+    aiohttp_server: ServerFactory, store: TranscriptStore
+) -> None:
+    """``cut``: the seconds left to the run that places the call (explore's and fuzz's
+    ``--max-time``). A call still under way when they pass (here the bot holds its first
+    callback) is abandoned there: ``CallCut``, its transcript ends with a hang-up noted as cut
+    off, and no finding: unlike the call's own deadline, it says nothing against the bot."""
+    release = asyncio.Event()
+    server = await aiohttp_server(make_stalling_bot(release))
+    settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=7, deadline=40,
+                            caller=CallerScript.from_inline("press 1"))  # fmt: skip
+    try:
+        with pytest.raises(CallCut, match=r"cut off after 0\.5 s") as cut:
+            await place_call(settings, store, cut=0.5)
+    finally:
+        release.set()
+    events = store.events(cut.value.call_id)
+    assert [e.kind for e in events].count("http.request") == 2  # the Conversation, the callback
+    assert not [e for e in events if e.kind == "finding" and e.payload["severity"] == "error"]
+    assert events[-1].payload["summary"] == (
+        "call ended: caller hung up (cut off: the run's time ran out 0.5 s into the call)"
+    )
+    summary = store.call(cut.value.call_id)
+    assert summary is not None and summary.end_reason == "caller hung up"
 
 
 async def test_flaky_bot_gets_a_retry_with_the_same_message_id(

@@ -4,17 +4,21 @@ menu found, each state expanded once, the same graph twice, the bounds said when
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from emulator.calling.model import PlayPrompt, Prompt, RecognitionOption, Recognize, Workflow
 from emulator.calling.session import CallSettings
 from emulator.explore.crawler import START, Crawler, Graph, waiting_points
+from emulator.explore.edges import moves
 from emulator.explore.report import tree
 from emulator.explore.verdicts import judge
 from emulator.transcripts.store import TranscriptStore
+from tests.bots.calling_bots import make_stalling_bot
 from tests.support import ivr_bot as running_ivr_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,3 +85,30 @@ def test_waiting_points_carry_the_prompts_heard_since_the_last_input() -> None:
                      choices=(RecognitionOption(name="one", dtmf_variation="1"),))  # fmt: skip
     states = waiting_points([Workflow(actions=(hello, menu)), Workflow(actions=(menu,))])
     assert [s.prompts for s in states] == [("hello.", "press #."), ("press #.",)]
+
+
+async def test_max_time_cuts_off_the_calls_under_way_and_counts_their_paths_as_not_followed(
+    aiohttp_server: Callable[[web.Application], Awaitable[TestServer]], tmp_path: Path
+) -> None:
+    """Before, ``max_time`` only kept new calls from starting: a bot that held a callback kept
+    the crawl waiting for the call's own deadline (300 s by default). Now the calls under way
+    when it runs out are cut off: their paths count as not followed, and each one's transcript
+    ends with a hang-up noted as cut off. Here every callback is held (the first call, which
+    hangs up at the menu, ends well)."""
+    release = asyncio.Event()
+    server = await aiohttp_server(make_stalling_bot(release))
+    settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1, deadline=40)
+    try:
+        with TranscriptStore(tmp_path / "t.db") as store:
+            graph = await Crawler(settings, store, max_time=1.0, jobs=2).crawl()
+            calls = store.calls()
+            ends = {c.id: store.events(c.id)[-1].payload["summary"] for c in calls}
+    finally:
+        release.set()
+    assert len(graph.states) == 1 and len(graph.edges) == 1, graph.edges  # the menu, first call
+    bounds = [b for b in graph.bounds if b.startswith("max time (1 s): ")]
+    menu = len(moves(graph.states[graph.edges[0].to or ""]))  # none followed
+    assert bounds == [f"max time (1 s): {menu} paths not followed, follow-up checks not made"]
+    cut = [s for s in ends.values() if "cut off: the run's time ran out" in str(s)]
+    assert len(cut) == 2, ends  # the two calls under way (two jobs at a time)
+    assert graph.calls == len(calls) == 3

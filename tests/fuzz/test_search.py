@@ -16,6 +16,7 @@ from emulator.calling.caller import describe
 from emulator.calling.session import CallSettings
 from emulator.fuzz.search import Fuzzer, Search
 from emulator.transcripts.store import TranscriptStore
+from tests.bots.calling_bots import make_stalling_bot
 from tests.bots.fuzz_bots import make_fuzz_bot
 from tests.support import ivr_bot
 
@@ -117,4 +118,28 @@ async def test_max_time_stops_the_search_and_the_tidying_and_says_so(
     assert found.failures, "the planted bug is found within 120 calls"
     assert found.unconfirmed == set(found.failures)
     assert f"max time (120 s): {len(found.failures)} failures not replayed to confirm them" \
+        in found.bounds  # fmt: skip
+
+
+async def test_max_time_cuts_off_the_call_under_way_which_is_no_failure(
+    aiohttp_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Before, a call under way when ``max_time`` ran out went on to its own deadline (300 s by
+    default): a bot that holds a callback held the search. Now it is cut off, the search stops
+    there and says so, and the cut call is not judged: it never ended, but not by the bot's
+    doing, so it is no CALL-NEVER-ENDS failure (and nothing is learnt from it)."""
+    release = asyncio.Event()
+    server = await aiohttp_server(make_stalling_bot(release))
+    try:
+        with TranscriptStore(tmp_path / "t.db", write_behind=True) as store:
+            settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1,
+                                    deadline=40)  # fmt: skip
+            fuzzer = Fuzzer(settings, store, budget=50, max_time=1.0)
+            found = await asyncio.to_thread(fuzzer.run)
+            cut = [c for c in store.calls() if "cut off" in str(store.events(c.id)[-1].payload)]
+    finally:
+        release.set()
+    assert found.timed_out and found.cut == 1 and len(cut) == 1, (found.cut, found.bounds)
+    assert not found.failures, found.failures
+    assert f"max time (1 s): the search stopped after {found.calls} calls, the last one cut off" \
         in found.bounds  # fmt: skip
