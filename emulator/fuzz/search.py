@@ -11,8 +11,8 @@ the workflow limit or the call deadline. A failure's key is its rule and the sta
 waiting in when it came (``explore.states``: the masked prompts and the choices); the smallest
 caller seen for each key (fewest steps, then fewest keys) is kept. The search makes ``budget``
 calls, and none after ``max_time`` seconds (a call under way then is cut off, and shows
-nothing: no failure, nothing learnt, no example dropped). Then each failure is replayed and shrunk until it is
-1-minimal (``scenarios.tidy``), and saved in the database of examples.
+nothing: no failure, nothing learnt, no example dropped). Then each failure is replayed and
+shrunk until it is 1-minimal (``scenarios.tidy``), and saved in the database of examples.
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ class Fuzzer:
 
     async def _call(self, http: aiohttp.ClientSession, steps: tuple[Step, ...],
                     faults: PlatformFaults, listening: Listening,
-                    drawn: DrawnSteps | None = None) -> tuple[Failure | None, str | None]:  # fmt: skip
+                    drawn: DrawnSteps | None = None
+                    ) -> tuple[Failure | None, str | None]:  # fmt: skip
         """One call: its failure, if any, and how it ended (None: cut off, ``max_time``)."""
         call = replace(self.settings, caller=CallerScript(steps), faults=faults)
         self.found.calls += 1

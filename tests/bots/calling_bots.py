@@ -324,10 +324,12 @@ STALL_LIMIT = 60.0
 """Seconds a stalling bot holds a callback at most (``make_stalling_bot``)."""
 
 
-def make_stalling_bot(release: asyncio.Event) -> web.Application:
-    """A menu whose every callback the bot holds unanswered until ``release`` is set (at most
-    ``STALL_LIMIT`` seconds), then says goodbye: a call that is under way as long as the test
-    wants (``--max-time`` cutting it off)."""
+def make_stalling_bot(release: asyncio.Event, after: int = 0) -> web.Application:
+    """A menu that the bot asks again at each of a call's first ``after`` callbacks, whatever
+    the caller did, and whose next callbacks it holds unanswered until ``release`` is set (at
+    most ``STALL_LIMIT`` seconds), then says goodbye: a call that is under way as long as the
+    test wants (``--max-time`` cutting it off)."""
+    seen: dict[str, int] = {}
 
     async def calls(request: web.Request) -> web.Response:
         body = await request.json()
@@ -335,6 +337,10 @@ def make_stalling_bot(release: asyncio.Event) -> web.Application:
             return web.json_response(_menu(request))
         if body.get("callState") == "terminated":
             return web.Response(status=200)
+        call = str(body.get("id"))
+        seen[call] = seen.get(call, 0) + 1
+        if seen[call] <= after:
+            return web.json_response(_menu(request))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(release.wait(), STALL_LIMIT)
         return web.json_response(_goodbye())

@@ -4,6 +4,7 @@ menu found, each state expanded once, the same graph twice, the bounds said when
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -112,3 +113,26 @@ async def test_max_time_cuts_off_the_calls_under_way_and_counts_their_paths_as_n
     cut = [s for s in ends.values() if "cut off: the run's time ran out" in str(s)]
     assert len(cut) == 2, ends  # the two calls under way (two jobs at a time)
     assert graph.calls == len(calls) == 3
+
+
+async def test_max_time_cuts_off_a_follow_up_check_under_way_and_judges_it_not(
+    aiohttp_server: Callable[[web.Application], Awaitable[TestServer]], tmp_path: Path
+) -> None:
+    """The follow-up calls too: here the menu comes back whatever the caller does, so the crawl
+    ends at once, and the loop checks (twelve silences, twelve wrong keys) are held from the
+    fifth callback on. Cut off, they give no check (neither passed nor failed), and the bounds
+    say how many were cut."""
+    release = asyncio.Event()
+    server = await aiohttp_server(make_stalling_bot(release, after=4))
+    settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1, deadline=40)
+    try:
+        with TranscriptStore(tmp_path / "t.db") as store:
+            graph = await Crawler(settings, store, max_time=4.0).crawl()
+    finally:
+        release.set()
+    assert len(graph.states) == 1, graph.states  # every move brings the menu back
+    loops = [c for c in graph.checks if c.kind == "loop"]
+    assert not loops, graph.checks
+    cut = [b for b in graph.bounds if b.startswith("max time (4 s): ")]
+    assert len(cut) == 1 and re.fullmatch(r"max time \(4 s\): \d+ follow-up checks cut off",
+                                          cut[0]), graph.bounds  # fmt: skip
