@@ -101,15 +101,15 @@ async def test_max_time_cuts_off_the_calls_under_way_and_counts_their_paths_as_n
     settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1, deadline=40)
     try:
         with TranscriptStore(tmp_path / "t.db") as store:
-            graph = await Crawler(settings, store, max_time=1.0, jobs=2).crawl()
+            graph = await Crawler(settings, store, max_time=2.0, jobs=2).crawl()
             calls = store.calls()
             ends = {c.id: store.events(c.id)[-1].payload["summary"] for c in calls}
     finally:
         release.set()
     assert len(graph.states) == 1 and len(graph.edges) == 1, graph.edges  # the menu, first call
-    bounds = [b for b in graph.bounds if b.startswith("max time (1 s): ")]
+    bounds = [b for b in graph.bounds if b.startswith("max time (2 s): ")]
     menu = len(moves(graph.states[graph.edges[0].to or ""]))  # none followed
-    assert bounds == [f"max time (1 s): {menu} paths not followed, follow-up checks not made"]
+    assert bounds == [f"max time (2 s): {menu} paths not followed, follow-up checks not made"]
     cut = [s for s in ends.values() if "cut off: the run's time ran out" in str(s)]
     assert len(cut) == 2, ends  # the two calls under way (two jobs at a time)
     assert graph.calls == len(calls) == 3
