@@ -58,7 +58,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -69,6 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+from support import free_port, server_cpu
 
 APP_ID = "11111111-2222-3333-4444-555555555555"
 PASSWORD = "bench-secret"
@@ -77,29 +77,6 @@ ENV_ECHO = "BOTEMU_BENCH_ECHO"
 ECHO_PREFIX = "/_bench"
 One = Callable[[aiohttp.ClientSession], Awaitable[None]]
 KINDS = ("activity", "raw POST", "GET health")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _ticks(path: str) -> float:
-    with open(path, encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def server_cpu(pid: int | None) -> tuple[float, float] | None:
-    """Seconds of CPU (user + system) the process ``pid`` has used: (its main thread, the whole
-    process), from ``/proc/PID/task/PID/stat`` and ``/proc/PID/stat``; None where there are no
-    such files. The main thread runs the event loop; the others are the transcript's writer."""
-    try:
-        return _ticks(f"/proc/{pid}/task/{pid}/stat"), _ticks(f"/proc/{pid}/stat")
-    except (OSError, IndexError, TypeError):
-        return None
 
 
 CPU: dict[str, dict[str, list[float]]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -39,6 +40,23 @@ async def wait_for(url: str, seconds: float = 20.0, *, get: bool = False) -> Non
     raise SystemExit(f"the bot did not start at {url}")
 
 
+def _ticks(path: str) -> float:
+    with open(path, encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(pid: int | None) -> tuple[float, float] | None:
+    """Seconds of CPU (user + system) the process ``pid`` has used: (its main thread, the whole
+    process), from ``/proc/PID/task/PID/stat`` and ``/proc/PID/stat``; None where there are no
+    such files (or no ``pid``). A botemu's main thread runs the event loop; the others are the
+    transcript's writer."""
+    try:
+        return _ticks(f"/proc/{pid}/task/{pid}/stat"), _ticks(f"/proc/{pid}/stat")
+    except (OSError, IndexError, TypeError):
+        return None
+
+
 @contextmanager
 def reference_bot() -> Iterator[str]:
     """The reference IVR bot (``examples/ivr_bot.py``) in its own process on a free port, until
@@ -56,7 +74,9 @@ def reference_bot() -> Iterator[str]:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_builds(script: Path, child_args: list[str], against: Path, rounds: int) -> dict[str, list[dict[str, float]]]:
+def run_builds(
+    script: Path, child_args: list[str], against: Path, rounds: int
+) -> dict[str, list[dict[str, float]]]:
     """``script --child`` run in turns on this build and on the ``emulator`` package of
     ``against`` (a ``git archive`` of another build's ``emulator/``, extracted into ``against``),
     ``rounds`` times each, the order alternating; each child prints one JSON object of figures.
@@ -66,7 +86,9 @@ def run_builds(script: Path, child_args: list[str], against: Path, rounds: int) 
 
     builds = {"this build": ROOT, str(against): against.resolve()}
     if not (builds[str(against)] / "emulator").is_dir():
-        raise SystemExit(f"{against} has no emulator/ (git archive COMMIT emulator | tar -x -C DIR)")
+        raise SystemExit(
+            f"{against} has no emulator/ (git archive COMMIT emulator | tar -x -C DIR)"
+        )
     found: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
     for number in range(rounds):
         order = list(builds) if number % 2 == 0 else list(reversed(builds))
