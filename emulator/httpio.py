@@ -1,14 +1,23 @@
-"""HTTP details both services share: a response body read up to a limit, and an Authorization
-header as a transcript keeps it (a JWT without its signature, so it can never be replayed)."""
+"""HTTP details both services share: the client session that plays the platform towards a bot,
+a response body read up to a limit, and an Authorization header as a transcript keeps it (a JWT
+without its signature, so it can never be replayed)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    import aiohttp
+import aiohttp
 
 SIGNATURE_REMOVED = "<signature removed>"
+
+
+def platform_session(**options: Any) -> aiohttp.ClientSession:
+    """A client session for requests to a bot, as the platform makes them: with no cookie jar.
+    The connector and the calling platform send a bot's webhooks from many machines and keep no
+    cookies, so a bot's ``Set-Cookie`` never comes back; a bot that keeps its state in a cookie
+    loses it here as it would there (aiohttp's own jar would send it back to a bot on
+    ``localhost``). ``options`` go to ``aiohttp.ClientSession``."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), **options)
 
 
 async def read_limited(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:

@@ -39,7 +39,7 @@ from emulator.calling.live import LiveCaller
 from emulator.calling.outgoing import USER_AGENT, describe_outcome, multipart_body
 from emulator.calling.settings import DEFAULT_DEADLINE, CallReport, CallSettings
 from emulator.calling.tokens import TokenUnavailable
-from emulator.httpio import read_limited, redact_authorization
+from emulator.httpio import platform_session, read_limited, redact_authorization
 from emulator.transcripts.store import TranscriptStore
 
 __all__ = [
@@ -92,7 +92,7 @@ async def place_call(
     the run's cancellation abandons it, noted as cut off, and ``CallCut`` raised (the call's
     own ``deadline`` is a finding against the bot; this is not)."""
     if http is None:
-        async with aiohttp.ClientSession() as own:
+        async with platform_session() as own:
             return await place_call(settings, store, http=own, listener=listener,
                                     media_cache=media_cache, sleep=sleep, live=live,
                                     cut=cut)  # fmt: skip

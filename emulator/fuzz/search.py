@@ -36,6 +36,7 @@ from emulator.fuzz.examples import Examples
 from emulator.fuzz.guided import Guide
 from emulator.fuzz.scenarios import Replay, tidy
 from emulator.fuzz.verdict import Failure, Key, judge
+from emulator.httpio import platform_session
 from emulator.transcripts.store import TranscriptStore
 
 
@@ -212,4 +213,4 @@ class Fuzzer:
 
 
 async def _session() -> aiohttp.ClientSession:
-    return aiohttp.ClientSession()
+    return platform_session()

@@ -34,6 +34,7 @@ import aiohttp
 
 from emulator.client import control_ssl
 from emulator.errors import BotemuError
+from emulator.httpio import platform_session
 from emulator.runner.calls import platform_faults, run_call
 from emulator.runner.chat import activity_of
 from emulator.runner.common import (
@@ -83,7 +84,7 @@ class Runner(RunContext):
         emulator = self.target.emulator
         # an https botemu: trusted as the commands trust it (certs/ca.pem here, SSL_CERT_FILE)
         trust = control_ssl(emulator) if emulator else True
-        self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=trust))
+        self.http = platform_session(connector=aiohttp.TCPConnector(ssl=trust))
         if self.target.messaging_bot and self.target.emulator is None:
             try:
                 await self.local_emulator()

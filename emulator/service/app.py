@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 
-import aiohttp
 from aiohttp import web
 
 from emulator.config import Profile, ServiceConfig
@@ -15,6 +14,7 @@ from emulator.connector.models import ConnectorState
 from emulator.connector.routes import AnonymousBots, setup_connector
 from emulator.connector.sender import ActivitySender, BotTokens
 from emulator.guard import protect
+from emulator.httpio import platform_session
 from emulator.identity.routes import IDENTITY, IdentityService, identity_routes
 from emulator.identity.wellknown import PLATFORM_AUDIENCE
 from emulator.logview import setup_logview
@@ -77,7 +77,7 @@ def make_app(
 
 async def _http_client(app: web.Application) -> AsyncIterator[None]:
     emulator = app[EMULATOR]
-    async with aiohttp.ClientSession() as http:
+    async with platform_session() as http:
         emulator.sender = ActivitySender(
             http, emulator.tokens, record=emulator.record, connector=emulator.connector
         )

@@ -170,6 +170,48 @@ async def test_the_run_running_out_of_time_cuts_the_call_under_way_and_says_so(
     assert summary is not None and summary.end_reason == "caller hung up"
 
 
+async def test_a_cookie_the_bot_sets_never_comes_back(store: TranscriptStore) -> None:
+    """The platform keeps no cookies (it sends a bot's webhooks from many machines). Before,
+    botemu's client session kept them: a bot on ``localhost`` that set one got it back with
+    every callback of the call, and one that kept its state there worked here and nowhere
+    else. The bot listens on ``localhost`` (aiohttp's jar takes no cookie from an IP
+    address)."""
+    cookies: list[str | None] = []
+
+    async def bot(request: web.Request) -> web.Response:
+        body = await request.json()
+        cookies.append(request.headers.get("Cookie"))
+        if "participants" not in body:
+            return web.json_response({"actions": [{"operationId": "h", "action": "hangup"}]})
+        answer = web.json_response(_menu_for(request))
+        answer.set_cookie("session", "abc123")
+        return answer
+
+    app = web.Application()
+    app.router.add_post("/api/calls", bot)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "localhost", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        settings = CallSettings(bot_url=f"http://localhost:{port}/api/calls", seed=7,
+                                caller=CallerScript.from_inline("press 1"))  # fmt: skip
+        report = await place_call(settings, store)
+    finally:
+        await runner.cleanup()
+    assert report.end_reason is EndReason.BOT_HUNG_UP, report
+    assert cookies == [None, None], cookies  # the Conversation, then the choice's callback
+
+
+def _menu_for(request: web.Request) -> dict[str, object]:
+    return {"actions": [{"operationId": "a", "action": "answer"},
+                        {"operationId": "m", "action": "recognize",
+                         "playPrompt": {"prompts": [{"value": "Press 1."}]},
+                         "choices": [{"name": "one", "dtmfVariation": "1"}]}],
+            "links": {"callback": str(request.url)}}  # fmt: skip
+
+
 async def test_flaky_bot_gets_a_retry_with_the_same_message_id(
     aiohttp_server: ServerFactory, store: TranscriptStore
 ) -> None:
