@@ -7,8 +7,8 @@ import random
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -130,6 +130,33 @@ class LoopbackServers:
             await runner.cleanup()
         for store in self._stores:
             store.close()
+
+
+@asynccontextmanager
+async def cookie_bot(
+    path: str, answer: Callable[[web.Request, Any], web.Response]
+) -> AsyncIterator[tuple[int, list[str | None]]]:
+    """A bot serving ``POST path`` on ``localhost`` (a host name: aiohttp's cookie jar takes no
+    cookie from an IP address), a free port: each answer (``answer(request, parsed JSON)``) sets a
+    cookie, and the ``Cookie`` header of each request is kept. (The port, those headers.)"""
+    cookies: list[str | None] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json()
+        cookies.append(request.headers.get("Cookie"))
+        response = answer(request, body)
+        response.set_cookie("session", "abc123")
+        return response
+
+    app = web.Application()
+    app.router.add_post(path, handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "localhost", 0).start()
+    try:
+        yield runner.addresses[0][1], cookies
+    finally:
+        await runner.cleanup()
 
 
 @contextmanager

@@ -7,6 +7,7 @@ import json
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -31,6 +32,7 @@ from emulator.calling.session import (
 from emulator.calling.wire import WireOptions
 from emulator.transcripts.store import TranscriptStore
 from tests.bots.calling_bots import STATE, BotState, Received, make_bot, make_stalling_bot
+from tests.support import cookie_bot
 
 ServerFactory = Callable[[web.Application], Awaitable[TestServer]]
 FAST = RetryPolicy(attempts=3, backoff=0.01, timeout=5.0)
@@ -174,32 +176,17 @@ async def test_a_cookie_the_bot_sets_never_comes_back(store: TranscriptStore) ->
     """The platform keeps no cookies (it sends a bot's webhooks from many machines). Before,
     botemu's client session kept them: a bot on ``localhost`` that set one got it back with
     every callback of the call, and one that kept its state there worked here and nowhere
-    else. The bot listens on ``localhost`` (aiohttp's jar takes no cookie from an IP
-    address)."""
-    cookies: list[str | None] = []
+    else."""
 
-    async def bot(request: web.Request) -> web.Response:
-        body = await request.json()
-        cookies.append(request.headers.get("Cookie"))
+    def answer(request: web.Request, body: Any) -> web.Response:
         if "participants" not in body:
             return web.json_response({"actions": [{"operationId": "h", "action": "hangup"}]})
-        answer = web.json_response(_menu_for(request))
-        answer.set_cookie("session", "abc123")
-        return answer
+        return web.json_response(_menu_for(request))
 
-    app = web.Application()
-    app.router.add_post("/api/calls", bot)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "localhost", 0)
-    await site.start()
-    try:
-        port = runner.addresses[0][1]
+    async with cookie_bot("/api/calls", answer) as (port, cookies):
         settings = CallSettings(bot_url=f"http://localhost:{port}/api/calls", seed=7,
                                 caller=CallerScript.from_inline("press 1"))  # fmt: skip
         report = await place_call(settings, store)
-    finally:
-        await runner.cleanup()
     assert report.end_reason is EndReason.BOT_HUNG_UP, report
     assert cookies == [None, None], cookies  # the Conversation, then the choice's callback
 
