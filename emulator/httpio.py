@@ -4,9 +4,10 @@ without its signature, so it can never be replayed)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
+if TYPE_CHECKING:  # not at run time: ``botemu load`` imports this before gevent patches ssl
+    import aiohttp
 
 SIGNATURE_REMOVED = "<signature removed>"
 
@@ -17,6 +18,8 @@ def platform_session(**options: Any) -> aiohttp.ClientSession:
     cookies, so a bot's ``Set-Cookie`` never comes back; a bot that keeps its state in a cookie
     loses it here as it would there (aiohttp's own jar would send it back to a bot on
     ``localhost``). ``options`` go to ``aiohttp.ClientSession``."""
+    import aiohttp
+
     return aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), **options)
 
 

@@ -152,9 +152,10 @@ async def cookie_bot(
     app.router.add_post(path, handle)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, "localhost", 0).start()
+    port = free_port()  # one port for every address localhost has (port 0: one each)
+    await web.TCPSite(runner, "localhost", port).start()
     try:
-        yield runner.addresses[0][1], cookies
+        yield port, cookies
     finally:
         await runner.cleanup()
 

@@ -113,7 +113,7 @@ async def place_call(
         if not timer.expired():
             raise
     steps.close()
-    seconds = cut or 0.0
+    seconds = max(cut or 0.0, 0.0)
     session.cancelled(f"cut off: the run's time ran out {round(seconds, 1):g} s into the call")
     raise CallCut(session.call_id, seconds)
 

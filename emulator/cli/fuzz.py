@@ -119,13 +119,15 @@ def _report(found: Search, args: argparse.Namespace, out: TextIO) -> int:
     folder: Path = args.out or Path("fuzz-findings")
     written: list[dict[str, Any]] = []
     for key, failure in found.failures.items():
-        confirmed = key not in found.unconfirmed
+        confirmed, replayed = key not in found.unconfirmed, key not in found.unreplayed
         path = folder / f"{_slug(failure.rule)}-{failure.state}.yaml"
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(scenario_text(failure, bot=args.bot, seed=args.seed, confirmed=confirmed))
+        path.write_text(scenario_text(failure, bot=args.bot, seed=args.seed, confirmed=confirmed,
+                                      replayed=replayed))  # fmt: skip
         steps = "; ".join(describe(s) for s in failure.steps) or "(no step: the call placed)"
         faults = "" if not failure.faults.any else f" (faults: {failure.faults.describe()})"
-        doubt = "" if confirmed else " (did not fail again when replayed)"
+        doubt = ("" if confirmed else " (did not fail again when replayed)" if replayed
+                 else " (not replayed: the time ran out)")  # fmt: skip
         out.write(f"{failure.rule} · {failure.state} · {steps}{faults}{doubt}\n  {path}\n")
         written.append({"rule": failure.rule, "state": failure.state, "message": failure.message,
                         "steps": [describe(s) for s in failure.steps],

@@ -47,6 +47,7 @@ from emulator.conformance.probing import ProbeError
 from emulator.conformance.rules import TLS_RULES as RULES
 from emulator.conformance.tls_cases import WRONG_CN, Case, cases, revoked_case
 from emulator.findings import Finding, Severity
+from emulator.httpio import platform_session
 
 __all__ = [
     "RULES",
@@ -133,7 +134,7 @@ async def attempt_case(
     limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout / 2)
     try:
         async with (
-            aiohttp.ClientSession(timeout=limits) as session,
+            platform_session(timeout=limits) as session,
             session.post(
                 bot_url,
                 data=body,

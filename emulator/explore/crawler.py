@@ -173,13 +173,17 @@ class Crawler:
             self.note_time(f"{self.cut} paths not followed, follow-up checks not made"
                            if self.cut else "follow-up checks not made")  # fmt: skip
         else:
-            cut = await follow_up(self.graph, self.call, self.max_calls, self.jobs)
+            cut = await follow_up(self.graph, self.call, self.max_calls, self.jobs,
+                                  self.out_of_time)  # fmt: skip
             if cut:
                 self.note_time(f"{cut} follow-up checks cut off")
         return self.graph
 
     def out_of_time(self) -> bool:
-        return self.deadline is not None and self.clock() >= self.deadline
+        """Whether ``max_time`` ran out, by ``clock`` or by the wall clock that cuts calls."""
+        if self.deadline is None or self.ends_at is None:
+            return False
+        return self.clock() >= self.deadline or time.monotonic() >= self.ends_at
 
     def note_time(self, what: str) -> None:
         """The bound ``max_time`` hit, with what it cut off (replacing what was said before)."""
@@ -199,6 +203,7 @@ class Crawler:
                     return await self.visit(path)
                 except CallCut:  # under way when the time ran out: it shows nothing sure
                     self.graph.calls += 1  # made all the same
+                    self.tell(errors=False)
                     return None
 
         visits = await asyncio.gather(*(one(path) for path in paths))
@@ -269,12 +274,15 @@ class Crawler:
         heard = hearing(workflows, self.masker)
         del workflows[:]  # the call's Workflows are not needed once its states are read
         states = [self.known(state) for state in heard.states]
-        self.done = Progress(self.done.calls + 1, len(self.graph.states),
-                             self.done.errors + bool(errors))  # fmt: skip
-        if self.progress is not None:
-            self.progress(self.done)
+        self.tell(errors=bool(errors))
         return Visit(tuple(states), report.end_reason, report.call_id, errors, heard.every,
                      heard.tail, heard.said, heard.stalled)  # fmt: skip
+
+    def tell(self, *, errors: bool) -> None:
+        """One more call made (with an error finding or not), to ``progress``."""
+        self.done = Progress(self.done.calls + 1, len(self.graph.states), self.done.errors + errors)
+        if self.progress is not None:
+            self.progress(self.done)
 
     def known(self, state: State) -> State:
         """The one object of ``state`` (at most ``MAX_KNOWN`` remembered)."""

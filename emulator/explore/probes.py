@@ -11,8 +11,8 @@ need calls of their own, made after the crawl and counted in its calls:
   (masked) and ends the same way, the choices do not act: the bot never tells them apart.
 
 At most ``MAX_CHECKS`` of each; when ``max_calls`` leaves no room, the checks not made are
-named in the graph's bounds. A check one of whose calls was cut off (``CallCut``: the crawl's
-time ran out) is not judged.
+named in the graph's bounds. A check one of whose calls was cut off (``CallCut``) or never
+started because the crawl's time ran out is not judged.
 """
 
 from __future__ import annotations
@@ -36,9 +36,12 @@ Plan = tuple[Judge, list[list[str]]]
 """A check to make: its verdict on the visits of its runs, and each run's caller steps."""
 
 
-async def follow_up(graph: Graph, call: Call, max_calls: int, jobs: int = 4) -> int:
-    """Make the follow-up calls of ``graph``, adding their ``Check``s to it; the number of
-    checks not judged because a call of theirs was cut off."""
+async def follow_up(
+    graph: Graph, call: Call, max_calls: int, jobs: int = 4, stopped: Callable[[], bool] = bool
+) -> int:
+    """Make the follow-up calls of ``graph``, adding their ``Check``s to it; none starts once
+    ``stopped()``. Returns the number of checks not judged because a call of theirs was cut off
+    or never started for lack of time."""
     planned = _loop_plans(graph) + _twin_plans(graph)
     made: list[Plan] = []
     for plan in planned:
@@ -48,24 +51,29 @@ async def follow_up(graph: Graph, call: Call, max_calls: int, jobs: int = 4) -> 
             break
         made.append(plan)
     gate = asyncio.Semaphore(jobs)
+    started = 0
 
     async def one(steps: list[str]) -> Visit | None:
+        nonlocal started
         async with gate:
+            if stopped():
+                return None
+            started += 1  # a call cut off was made all the same
             try:
                 return await call(steps)
             except CallCut:
                 return None
 
     cut = 0
-    for (judge, runs), visits in zip(
+    for (judge, _runs), visits in zip(
         made, await asyncio.gather(*(_all(one, runs) for _, runs in made)), strict=True
     ):
-        graph.calls += len(runs)
         done = [visit for visit in visits if visit is not None]
         if len(done) < len(visits):
             cut += 1
             continue
         graph.checks.append(judge(done))
+    graph.calls += started
     return cut
 
 

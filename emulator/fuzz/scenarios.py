@@ -98,9 +98,12 @@ def _smaller_step(step: Step) -> Iterator[Step]:
             yield replace(step, after=max(0.0, step.after - 1))
 
 
-def scenario_text(failure: Failure, *, bot: str, seed: int, confirmed: bool) -> str:
+def scenario_text(
+    failure: Failure, *, bot: str, seed: int, confirmed: bool, replayed: bool = True
+) -> str:
     """The YAML scenario of ``failure``. Its schema line names the package's schema by its
-    absolute path, which holds wherever the file goes."""
+    absolute path, which holds wherever the file goes. Not ``confirmed``: it did not fail again
+    when replayed, or (not ``replayed``) the search's time ran out before it was."""
     schema = SCHEMA
     head: dict[str, Any] = {
         "name": f"fuzz: {failure.rule} in state {failure.state}",
@@ -114,7 +117,11 @@ def scenario_text(failure: Failure, *, bot: str, seed: int, confirmed: bool) -> 
     if failure.rule in NEVER_ENDS.values():
         tail["expect"] = {"call": {"ended_by": ["bot", "caller"]}}
     note = (
-        "" if confirmed else " It did not fail again when replayed: the bot may not answer alike."
+        ""
+        if confirmed
+        else " It did not fail again when replayed: the bot may not answer alike."
+        if replayed
+        else " It was not replayed to confirm it: the search's time ran out first."
     )
     lines = [
         f"# yaml-language-server: $schema={schema}",

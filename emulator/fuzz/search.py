@@ -49,7 +49,10 @@ class Search:
     calls: int = 0
     problem: str | None = None
     unconfirmed: set[Key] = field(default_factory=set)
-    """The failures that did not come again when their caller was replayed."""
+    """The failures not confirmed: they did not come again when their caller was replayed, or
+    (``unreplayed``) were not replayed."""
+    unreplayed: set[Key] = field(default_factory=set)
+    """The failures not replayed because ``max_time`` ran out first (or cut the replay off)."""
     bounds: list[str] = field(default_factory=list)
     """The bounds that cut the search short, with what they cut off."""
     timed_out: bool = False
@@ -123,12 +126,16 @@ class Fuzzer:
             if self._past():  # kept as the search found it, not replayed
                 left += 1
                 self.found.unconfirmed.add(key)
+                self.found.unreplayed.add(key)
                 continue
+            cut = self.found.cut
             done = await tidy(failure, replay, self._past)
             self.found.failures[key] = done.failure
             self.found.calls += done.replays
             if not done.confirmed:
                 self.found.unconfirmed.add(key)
+                if done.replays == 1 and self.found.cut > cut:  # its one replay was cut off
+                    self.found.unreplayed.add(key)
         if self.found.cut > searched:
             self.found.bounds.append(f"max time ({self.max_time:g} s): the replay under way was "
                                      "cut off (its failure stays as shrunk so far)")  # fmt: skip
@@ -177,6 +184,8 @@ class Fuzzer:
         report = await self._place(call, http, listening)
         if report is None:
             self.found.timed_out = True
+            if self.progress is not None:
+                self.progress(self.found)
             return None, None
         failure = judge(report, listening, drawn.steps if drawn is not None else steps, faults)
         if failure is not None:
@@ -199,8 +208,10 @@ class Fuzzer:
             return None
 
     def _past(self) -> bool:
-        """Whether ``max_time`` has run out."""
-        return self.deadline is not None and self.clock() >= self.deadline
+        """Whether ``max_time`` has run out, by ``clock`` or by the wall clock that cuts calls."""
+        if self.deadline is None or self.ends_at is None:
+            return False
+        return self.clock() >= self.deadline or time.monotonic() >= self.ends_at
 
     def _replayer(self, http: aiohttp.ClientSession) -> Replay:
         async def replay(steps: tuple[Step, ...], faults: PlatformFaults) -> Failure | None:

@@ -158,15 +158,15 @@ async def test_the_run_running_out_of_time_cuts_the_call_under_way_and_says_so(
     settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=7, deadline=40,
                             caller=CallerScript.from_inline("press 1"))  # fmt: skip
     try:
-        with pytest.raises(CallCut, match=r"cut off after 2 s") as cut:
-            await place_call(settings, store, cut=2)
+        with pytest.raises(CallCut, match=r"cut off after 4 s") as cut:
+            await place_call(settings, store, cut=4)
     finally:
         release.set()
     events = store.events(cut.value.call_id)
     assert [e.kind for e in events].count("http.request") == 2  # the Conversation, the callback
     assert not [e for e in events if e.kind == "finding" and e.payload["severity"] == "error"]
     assert events[-1].payload["summary"] == (
-        "call ended: caller hung up (cut off: the run's time ran out 2 s into the call)"
+        "call ended: caller hung up (cut off: the run's time ran out 4 s into the call)"
     )
     summary = store.call(cut.value.call_id)
     assert summary is not None and summary.end_reason == "caller hung up"

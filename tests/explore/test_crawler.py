@@ -101,15 +101,15 @@ async def test_max_time_cuts_off_the_calls_under_way_and_counts_their_paths_as_n
     settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1, deadline=40)
     try:
         with TranscriptStore(tmp_path / "t.db") as store:
-            graph = await Crawler(settings, store, max_time=2.0, jobs=2).crawl()
+            graph = await Crawler(settings, store, max_time=4.0, jobs=2).crawl()
             calls = store.calls()
             ends = {c.id: store.events(c.id)[-1].payload["summary"] for c in calls}
     finally:
         release.set()
     assert len(graph.states) == 1 and len(graph.edges) == 1, graph.edges  # the menu, first call
-    bounds = [b for b in graph.bounds if b.startswith("max time (2 s): ")]
+    bounds = [b for b in graph.bounds if b.startswith("max time (4 s): ")]
     menu = len(moves(graph.states[graph.edges[0].to or ""]))  # none followed
-    assert bounds == [f"max time (2 s): {menu} paths not followed, follow-up checks not made"]
+    assert bounds == [f"max time (4 s): {menu} paths not followed, follow-up checks not made"]
     cut = [s for s in ends.values() if "cut off: the run's time ran out" in str(s)]
     assert len(cut) == 2, ends  # the two calls under way (two jobs at a time)
     assert graph.calls == len(calls) == 3
@@ -120,19 +120,23 @@ async def test_max_time_cuts_off_a_follow_up_check_under_way_and_judges_it_not(
 ) -> None:
     """The follow-up calls too: here the menu comes back whatever the caller does, so the crawl
     ends at once, and the loop checks (twelve silences, twelve wrong keys) are held from the
-    fifth callback on. Cut off, they give no check (neither passed nor failed), and the bounds
-    say how many were cut."""
+    fifth callback on. The one under way is cut off, no other starts after it (before: each
+    started and was cut at once), none of them gives a check (neither passed nor failed), and
+    the bounds say how many were cut off."""
     release = asyncio.Event()
     server = await aiohttp_server(make_stalling_bot(release, after=4))
     settings = CallSettings(bot_url=str(server.make_url("/api/calls")), seed=1, deadline=40)
     try:
         with TranscriptStore(tmp_path / "t.db") as store:
-            graph = await Crawler(settings, store, max_time=4.0).crawl()
+            graph = await Crawler(settings, store, max_time=6.0, jobs=1).crawl()
+            ends = [str(store.events(c.id)[-1].payload["summary"]) for c in store.calls(limit=500)]
     finally:
         release.set()
     assert len(graph.states) == 1, graph.states  # every move brings the menu back
     loops = [c for c in graph.checks if c.kind == "loop"]
     assert not loops, graph.checks
-    cut = [b for b in graph.bounds if b.startswith("max time (4 s): ")]
-    assert len(cut) == 1 and re.fullmatch(r"max time \(4 s\): \d+ follow-up checks cut off",
+    # one call at a time: the first check's call is cut off, and no other starts after it
+    assert len(ends) == graph.calls and sum("cut off" in end for end in ends) == 1, ends
+    cut = [b for b in graph.bounds if b.startswith("max time (6 s): ")]
+    assert len(cut) == 1 and re.fullmatch(r"max time \(6 s\): \d+ follow-up checks cut off",
                                           cut[0]), graph.bounds  # fmt: skip

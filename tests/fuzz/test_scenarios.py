@@ -53,6 +53,11 @@ def test_the_scenario_loads_with_its_faults_and_the_never_ending_call_expected_t
     assert document["expect"] == {"call": {"ended_by": ["bot", "caller"]}}
     scenario = load_scenario_text(text, "fuzz.yaml")
     assert scenario.name == "fuzz: CALL-WORKFLOW-LIMIT in state abc123"
+    # not replayed at all (the search's time ran out): it says so, not that it did not fail again
+    text = scenario_text(failure, bot="http://127.0.0.1:1/api/calls", seed=5, confirmed=False,
+                         replayed=False)  # fmt: skip
+    assert "not replayed to confirm it: the search's time ran out" in text
+    assert "did not fail again" not in text
 
 
 def test_tidy_drops_each_step_that_the_failure_does_not_need() -> None:

@@ -116,7 +116,7 @@ async def test_max_time_stops_the_search_and_the_tidying_and_says_so(
     assert found.timed_out and found.calls == 120, (found.calls, found.bounds)
     assert "max time (120 s): the search stopped after 120 calls" in found.bounds
     assert found.failures, "the planted bug is found within 120 calls"
-    assert found.unconfirmed == set(found.failures)
+    assert found.unconfirmed == found.unreplayed == set(found.failures)
     assert f"max time (120 s): {len(found.failures)} failures not replayed to confirm them" \
         in found.bounds  # fmt: skip
 

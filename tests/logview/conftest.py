@@ -55,8 +55,10 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-TIMEOUT_MS = 5_000
-"""Every Playwright wait (locators, expect, downloads): a few seconds, never the 30 s default."""
+TIMEOUT_MS = 10_000
+"""Every Playwright wait (locators, expect, downloads): seconds, never the 30 s default. A wait
+ends as soon as what it waits for holds; 5 s was once too short for a conversation to start
+while four workers and other work shared two cores."""
 APP_ID = "11111111-2222-3333-4444-555555555555"
 APP_PASSWORD = "s3cret"
 FAST = RetryPolicy(attempts=3, backoff=0.01, timeout=5.0)
