@@ -132,7 +132,8 @@ def _report(found: Search, args: argparse.Namespace, out: TextIO) -> int:
         written.append({"rule": failure.rule, "state": failure.state, "message": failure.message,
                         "steps": [describe(s) for s in failure.steps],
                         "faults": failure.faults.to_json(), "call_id": failure.call_id,
-                        "confirmed": confirmed, "scenario": str(path)})  # fmt: skip
+                        "confirmed": confirmed, "replayed": replayed,
+                        "scenario": str(path)})  # fmt: skip
     if found.problem:
         out.write(f"the search stopped short: {found.problem}\n")
     if found.bounds:

@@ -39,6 +39,7 @@ def test_a_failure_is_printed_written_and_fails_botemu_test_with_the_same_rule(
         document = json.loads(report.read_text())
         [failure] = document["failures"]
         assert failure["steps"] == ["press 9", "silence 3s", "press #"] and failure["confirmed"]
+        assert failure["replayed"]
         assert main(["scenario", "check", str(scenario)]) == 0
         capsys.readouterr()
         run = ["test", str(scenario), "--bot", url, "--no-token", "--db", str(tmp_path / "r.db")]
