@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = [
     "CallSettings",
     "Judged",
     "Listener",
+    "RunTime",
     "describe_outcome",
     "judge",
     "multipart_body",
@@ -70,6 +72,27 @@ class CallCut(Exception):
         super().__init__(f"call {call_id} cut off after {round(seconds, 1):g} s: the run's time "
                          "ran out")  # fmt: skip
         self.call_id = call_id
+
+
+class RunTime:
+    """The seconds a run that places calls may take (explore's and fuzz's ``--max-time``; None:
+    no bound). ``over()``: no call starts once they have passed, by ``clock`` (a test's clock of
+    calls) or by the wall clock; ``left()``: the wall-clock seconds left, which cut off the call
+    under way (``place_call(cut=...)``)."""
+
+    def __init__(self, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._by_clock = None if seconds is None else clock() + seconds
+        self._by_wall = None if seconds is None else time.monotonic() + seconds
+
+    def over(self) -> bool:
+        if self._by_clock is None or self._by_wall is None:
+            return False
+        return self._clock() >= self._by_clock or time.monotonic() >= self._by_wall
+
+    def left(self) -> float | None:
+        return None if self._by_wall is None else self._by_wall - time.monotonic()
 
 
 async def place_call(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.model import Hangup, PlayPrompt, Recognize, Record, Reject, Workflow
-from emulator.calling.session import CallCut, CallSettings, place_call
+from emulator.calling.session import CallCut, CallSettings, RunTime, place_call
 from emulator.calling.wire import loads, read_workflow
 from emulator.errors import WireError
 from emulator.explore.edges import Move, moves
@@ -149,10 +149,7 @@ class Crawler:
         self.masker = masker
         self.graph = Graph()
         self.max_time = max_time
-        self.clock = clock
-        self.deadline = None if max_time is None else clock() + max_time
-        self.ends_at = None if max_time is None else time.monotonic() + max_time
-        """When a call under way is cut off (wall clock, whatever ``clock`` is)."""
+        self.time = RunTime(max_time, clock)
         self.cut = 0
         """Paths not followed because ``max_time`` ran out."""
         self._known: dict[State, State] = {}
@@ -169,21 +166,15 @@ class Crawler:
                     break
             visits = await self.visit_all([path for _, path in frontier])
             frontier = self.grow(frontier, visits)
-        if self.out_of_time():
+        if self.time.over():
             self.note_time(f"{self.cut} paths not followed, follow-up checks not made"
                            if self.cut else "follow-up checks not made")  # fmt: skip
         else:
             cut = await follow_up(self.graph, self.call, self.max_calls, self.jobs,
-                                  self.out_of_time)  # fmt: skip
+                                  self.time.over)  # fmt: skip
             if cut:
                 self.note_time(f"{cut} follow-up checks cut off")
         return self.graph
-
-    def out_of_time(self) -> bool:
-        """Whether ``max_time`` ran out, by ``clock`` or by the wall clock that cuts calls."""
-        if self.deadline is None or self.ends_at is None:
-            return False
-        return self.clock() >= self.deadline or time.monotonic() >= self.ends_at
 
     def note_time(self, what: str) -> None:
         """The bound ``max_time`` hit, with what it cut off (replacing what was said before)."""
@@ -197,7 +188,7 @@ class Crawler:
 
         async def one(path: tuple[Move, ...]) -> Visit | None:
             async with gate:
-                if self.out_of_time():
+                if self.time.over():
                     return None
                 try:
                     return await self.visit(path)
@@ -268,8 +259,7 @@ class Crawler:
                     workflows.append(workflow)
 
         settings = replace(self.settings, caller=CallerScript.from_inline("; ".join(steps)))
-        cut = None if self.ends_at is None else self.ends_at - time.monotonic()
-        report = await place_call(settings, self.store, listener=listen, cut=cut)
+        report = await place_call(settings, self.store, listener=listen, cut=self.time.left())
         errors = tuple(f for f in report.findings if f.severity is Severity.ERROR)
         heard = hearing(workflows, self.masker)
         del workflows[:]  # the call's Workflows are not needed once its states are read

@@ -29,7 +29,7 @@ import aiohttp
 
 from emulator.calling.caller import CallerScript, Step
 from emulator.calling.faults import NO_FAULTS, PlatformFaults
-from emulator.calling.session import CallCut, CallReport, CallSettings, place_call
+from emulator.calling.session import CallCut, CallReport, CallSettings, RunTime, place_call
 from emulator.explore.states import DEFAULT_MASKER, Masker
 from emulator.fuzz.caller import DrawnSteps, Listening
 from emulator.fuzz.examples import Examples
@@ -92,14 +92,12 @@ class Fuzzer:
     """Seconds the search may take (None: no bound); no call starts after them (by ``clock``),
     and a call under way then is cut off (by the wall clock)."""
     clock: Callable[[], float] = time.monotonic
-    deadline: float | None = None
-    ends_at: float | None = None
+    limit: RunTime = field(init=False, default_factory=lambda: RunTime(None))
 
     def run(self) -> Search:
         """Search, then replay and tidy each failure (``scenarios.tidy``). Call from a thread
         with no running event loop."""
-        self.deadline = None if self.max_time is None else self.clock() + self.max_time
-        self.ends_at = None if self.max_time is None else time.monotonic() + self.max_time
+        self.limit = RunTime(self.max_time, self.clock)
         loop = asyncio.new_event_loop()
         try:
             http = loop.run_until_complete(_session())
@@ -200,18 +198,16 @@ class Fuzzer:
         self, call: CallSettings, http: aiohttp.ClientSession, listening: Listening
     ) -> CallReport | None:
         """The call's report; None when ``max_time`` cut it off (counted in ``cut``)."""
-        cut = None if self.ends_at is None else self.ends_at - time.monotonic()
         try:
-            return await place_call(call, self.store, http=http, listener=listening, cut=cut)
+            return await place_call(call, self.store, http=http, listener=listening,
+                                    cut=self.limit.left())  # fmt: skip
         except CallCut:
             self.found.cut += 1
             return None
 
     def _past(self) -> bool:
-        """Whether ``max_time`` has run out, by ``clock`` or by the wall clock that cuts calls."""
-        if self.deadline is None or self.ends_at is None:
-            return False
-        return self.clock() >= self.deadline or time.monotonic() >= self.ends_at
+        """Whether ``max_time`` has run out (``RunTime.over``)."""
+        return self.limit.over()
 
     def _replayer(self, http: aiohttp.ClientSession) -> Replay:
         async def replay(steps: tuple[Step, ...], faults: PlatformFaults) -> Failure | None:

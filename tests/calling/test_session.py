@@ -26,6 +26,7 @@ from emulator.calling.session import (
     CallCut,
     CallReport,
     CallSettings,
+    RunTime,
     multipart_body,
     place_call,
 )
@@ -170,6 +171,18 @@ async def test_the_run_running_out_of_time_cuts_the_call_under_way_and_says_so(
     )
     summary = store.call(cut.value.call_id)
     assert summary is not None and summary.end_reason == "caller hung up"
+
+
+def test_a_runs_time_is_over_by_its_own_clock_or_the_wall_clock() -> None:
+    """``RunTime``: no bound without seconds; over when its clock (here a count) says so, while
+    the wall-clock seconds left, which cut a call under way, still run on the wall clock."""
+    assert not RunTime(None).over() and RunTime(None).left() is None
+    ticks = [0.0]
+    limit = RunTime(3, lambda: ticks[0])
+    assert not limit.over() and 2.5 < (limit.left() or 0) <= 3
+    ticks[0] = 3.0
+    assert limit.over() and (limit.left() or 0) > 2.5  # by its clock, not the wall's
+    assert RunTime(0).over() and (RunTime(0).left() or 0) <= 0
 
 
 async def test_a_cookie_the_bot_sets_never_comes_back(store: TranscriptStore) -> None:
