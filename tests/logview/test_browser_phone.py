@@ -226,8 +226,14 @@ def test_hold_to_record_gives_the_bot_the_microphone_in_a_recording(
     talk = [(float(a), float(b)) for a, b in made["speech"]]
     assert talk and 3.0 < sum(b - a for a, b in talk) < held + 1.0  # less its capture start
     assert 4.5 < length - talk[-1][1] < 6.0
-    # What the microphone heard while held fills the start of the talk's span (after however
-    # long the browser took to start capturing): the fake microphone's tone is in it.
-    windows = [samples[a : a + SAMPLE_RATE // 4] for a in range(0, 3 * SAMPLE_RATE, SAMPLE_RATE // 4)]
-    assert max(goertzel(w, TONE) / max(goertzel(w, 1000.0), 1e-9) for w in windows) > 50
+    # What the microphone heard while held is in the talk's span (from whenever the browser
+    # started capturing, which a loaded machine delays): the fake microphone's tone. A window of
+    # noise or silence gives a ratio near 1 or below; the tone's best window gives millions
+    # (here, with or without three busy loops), yet only 24 in the first 3 s of one run on a
+    # loaded machine, whose capture started late: the whole span is searched.
+    quarter = SAMPLE_RATE // 4
+    span = range(int(talk[0][0] * SAMPLE_RATE), int(talk[-1][1] * SAMPLE_RATE) - quarter, quarter)
+    windows = [samples[a : a + quarter] for a in span]
+    ratio = max(goertzel(w, TONE) / max(goertzel(w, 1000.0), 1e-9) for w in windows)
+    assert ratio > 10
     assert not tab.errors
