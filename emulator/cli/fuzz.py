@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "fuzz",
         help="search for callers that make a calling bot fail, each shrunk to a scenario",
         description="Search for callers (keys, speech, silence, talk, hang-ups, barge-in, digit "
-        "strings; with --faults also platform faults), guided by novelty, each one call in "
+        "strings; with --faults also platform faults), steered to the sequences of moves no caller "
+        "has made yet, each one call in "
         "virtual time, drawn step by step from the moves the bot offers. A call fails on an error finding "
         "(5xx, garbage, an invalid Workflow, no answer) or when it never ends. Each distinct "
         "failure (its rule and the state it came in) is shrunk to a 1-minimal caller and "

@@ -1,24 +1,30 @@
-"""The search's choice of callers, guided by novelty.
+"""The search's choice of callers, steered to the sequences of moves no caller has made.
 
 Most calls (three in four, while there is one) go to the frontier: the first state, in the order
 found, with a common move (``moves.offered``) that no caller has tried there. The call replays
-the steps that first led to that state and takes that move. The others start from steps that led
-somewhere new before (``Guide.starts``), or from nothing (one in ``FRESH_ODDS``); a start is drawn
-with the weight ``1 / ((1 + picks) ** 2 * steps)``, so that the newest and the shortest are
-tried first and none is forgotten. Past its start and its aim, a caller takes in each state a
-rare move one time in ``RARE_ODDS``, and otherwise the move tried least often in that state
-after the same last ``CONTEXT`` steps over the whole search, ties drawn at random: the search
-covers the short sequences of moves a bug may hang on instead of walking the same ones again.
-Every call goes on until the bot ends it or the steps run out; one caller in ``HOLD_ODDS`` never
-hangs up by itself, so that it goes deeper.
+the steps that first led to that state and takes that move. The others start from nothing. Past
+its aim, a caller takes in each state a common move never taken in that state after the same
+last ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as
+far as the search has seen where each move leads, to a state and last steps where such a move
+is left (``Guide.steer``); failing that, the move tried least often there after the same steps.
+A way is looked for among moves that keep the call going while steps enough are left to end it
+after on a move never taken; then among moves that end it: a call ends once, so every call
+should end on a sequence not tried before. Ties are drawn at random. So the search covers the
+sequences of up to four moves a bug may hang on (three steps and a move, within the
+``max_steps`` of a call), each once, instead of walking the same ones again. One caller in
+``RARE_CALLERS`` takes a rare move one time in ``RARE_ODDS``; the others never do, so that
+their last steps stay among the common moves the search steers by (swarm testing: a bug that
+needs a rare move is found by the few that take them). Every call goes on until the bot ends it
+or the steps run out.
 
-After each call, whatever it showed for the first time, a state, a move from a state to the
-next, or two such moves in a row, makes the steps that led to it a new start.
+After each call, the search keeps where each step led (the last time it was taken) and the steps
+that first led to each state, and counts what it showed for the first time: a state, a move
+from a state to the next, or two such moves in a row.
 
 Pure: the caller's steps come from ``Walk.draw`` as the engine asks for them; a seeded
 ``random.Random`` makes every choice, so that the same seed against the same bot makes the same
-calls. Bounded: at most ``MAX_STARTS`` starts, ``MAX_SEEN`` things seen and counts kept, and
-``MAX_STATES`` states.
+calls. Bounded: at most ``MAX_SEEN`` things seen and counts kept, ``MAX_STATES`` states, and
+``MAX_PLAN`` (state, last steps) looked at for each move.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from emulator.calling.caller import HangUp, Listen, Step, describe
 from emulator.calling.model import ActionType
@@ -33,35 +40,32 @@ from emulator.explore.states import State
 from emulator.fuzz.caller import Listening
 from emulator.fuzz.moves import RARE_ODDS, Offer, offered
 
-FRESH_ODDS = 5
-"""One call in ``FRESH_ODDS`` starts from nothing."""
 FRONTIER_ODDS = 4
 """Three calls in ``FRONTIER_ODDS`` go to the frontier, while there is one."""
 
-HOLD_ODDS = 2
-"""One caller in ``HOLD_ODDS`` never hangs up by itself, so that it goes deeper."""
+RARE_CALLERS = 4
+"""One caller in ``RARE_CALLERS`` takes a rare move one time in ``RARE_ODDS``; the others
+never do."""
 CONTEXT = 3
-"""Past its start, a caller takes the move tried least often after the same last ``CONTEXT``
-steps."""
-MAX_STARTS = 10_000
+"""A move is tried once after each sequence of ``CONTEXT`` steps that came to its state."""
 MAX_SEEN = 200_000
 MAX_STATES = 10_000
+ROOM = CONTEXT + 1
+"""A caller prefers a move that keeps the call going while it has more steps left than this
+(enough to come to any last steps, and end the call there on an untried move), then one that
+ends it. Always ending first (the shortest sequences first) found a bug four moves deep whose
+last move keeps the call going in 2 of 10 searches, against 9 of 10."""
+MAX_PLAN = 5_000
+"""At most so many (state, last steps) a caller's way to an untried move is looked for in."""
 
-
-@dataclass
-class Start:
-    """Steps that led somewhere new, and how many callers have started from them."""
-
-    steps: tuple[Step, ...]
-    state: str
-    """The state the steps led to."""
-    picks: int = 0
+Way = tuple[str, str]
+"""A move on a caller's way: the state it is taken in, and its label."""
 
 
 @dataclass
 class Walk:
-    """One caller: its start's steps first, then its aim (a state's untried move, taken when
-    the bot waits in that state), then drawn moves. ``trail`` is what it did: for each step, the
+    """One caller: the steps that first led to its aim's state, then its aim (a state's untried
+    move, taken when the bot waits in that state), or none of them; then drawn moves. ``trail`` is what it did: for each step, the
     state the bot waited in when it was asked for (``start`` before any)."""
 
     guide: Guide
@@ -70,12 +74,16 @@ class Walk:
     aim: tuple[str, Offer] | None = None
     trail: list[tuple[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    fresh: tuple[str, str, bool] | None = None
-    """The last step began a move drawn here: its state, its label, whether it was the aim."""
+    fresh: tuple[str, tuple[str, ...], str, bool] | None = None
+    """The last step began a move drawn here: its state, the steps before it, its label,
+    whether it was the aim."""
+    plan: list[Way] = field(default_factory=list)
+    """The rest of the way the caller is steered along (``Guide.steer``)."""
 
     def __post_init__(self) -> None:
         self.held = self.aim
-        self.holds = HOLD_ODDS > 0 and self.guide.rng.randrange(HOLD_ODDS) == 0
+        self.odd = self.guide.rng.randrange(RARE_CALLERS) == 0
+        """This caller takes rare moves (``RARE_CALLERS``)."""
 
     def draw(self) -> Step:
         self.fresh = None
@@ -84,25 +92,31 @@ class Walk:
             # for nothing (a goodbye), and uses it there only if it is a hang-up: a move drawn
             # now would be counted as tried in a state that is gone. A listen is used only at
             # an input turn, if one comes; now and then a hang-up in the prompt.
-            rare = self.guide.rng.randrange(RARE_ODDS) == 0 and not self.holds
+            rare = self.odd and self.guide.rng.randrange(RARE_ODDS) == 0
             step: Step = HangUp(ActionType.PLAY_PROMPT, 1.0) if rare else Listen()
-            self.fresh = ("no input", "", False)
+            self.fresh = ("no input", (), "", False)
             return self._took("no input", step)
         state = self.listening.state
         where = state.id if state is not None else "start"
         if not self.pending:
             offers = self.guide.offers_in(where, state)
             aimed = self.aim is not None and self.aim[0] == where
+            recent = tuple(d for _, d in self.trail[-CONTEXT:])
             move = (
                 self.aim[1]
                 if self.aim is not None and aimed
                 else self.guide.choose(
-                    where, offers, tuple(d for _, d in self.trail[-CONTEXT:]), self.holds
+                    where,
+                    offers,
+                    recent,
+                    self.odd,
+                    self.guide.max_steps - len(self.steps),
+                    self.plan,
                 )
             )
             if aimed:  # counted as tried when it was aimed at (``Guide.walk``)
                 self.aim = None
-            self.fresh = (where, move.label, aimed)
+            self.fresh = (where, recent, move.label, aimed)
             self.pending.extend(move.steps)
         return self._took(where, self.pending.pop(0))
 
@@ -117,14 +131,20 @@ class Walk:
         (``caller.DrawnSteps``). None: it stays."""
         if self.fresh is None:
             return None
-        where, label, aimed = self.fresh
+        where, recent, label, aimed = self.fresh
         self.trail.pop()
         self.steps.pop()
         self.pending.clear()
+        self.plan.clear()
         if aimed:
             self.aim = self.held
         elif label:
             self.guide.tried[where, label] -= 1
+            counts = self.guide.after.get((where, recent))
+            if counts is not None:
+                counts[label] -= 1
+                if counts[label] <= 0:
+                    del counts[label]  # never taken there after those steps
         return self.draw()
 
 
@@ -134,11 +154,15 @@ class Guide:
     def __init__(self, rng: random.Random, max_steps: int) -> None:
         self.rng = rng
         self.max_steps = max_steps
-        self.starts: list[Start] = []
         self.seen: set[tuple[str, ...]] = set()
         self.tried: Counter[tuple[str, str]] = Counter()
-        self.after: Counter[tuple[str, tuple[str, ...], str]] = Counter()
+        self.after: dict[tuple[str, tuple[str, ...]], Counter[str]] = {}
+        """How often each move was taken in each state after each last ``CONTEXT`` steps."""
         self.offers: dict[str, list[Offer]] = {}
+        self.led: dict[tuple[str, str], str] = {}
+        """Where each step from each state led last time it was taken."""
+        self.moves: dict[str, list[tuple[str, str, str | None]]] = {}
+        """Each state's common moves of one step, as ``_moves`` gives them."""
         self.first: dict[str, tuple[Step, ...]] = {}
         """Each state found, in order, with the steps that first led to it."""
 
@@ -149,6 +173,7 @@ class Guide:
             offers = offered(state)
             if len(self.offers) < MAX_STATES:
                 self.offers[where] = offers
+                self.moves.clear()
         return offers
 
     def walk(self, listening: Listening) -> Walk:
@@ -158,17 +183,7 @@ class Guide:
             if aim is not None:
                 self.tried[aim[0], aim[1].label] += 1  # taken or not, it counts
                 return Walk(self, listening, list(self.first[aim[0]]), aim)
-        if not self.starts or self.rng.randrange(FRESH_ODDS) == 0:
-            return Walk(self, listening, [])
-        return Walk(self, listening, list(self.pick(self.starts)))
-
-    def pick(self, starts: list[Start]) -> tuple[Step, ...]:
-        """One of ``starts``, drawn with the weight ``1 / ((1 + picks) ** 2 * steps)``: its
-        steps."""
-        weights = [1 / ((1 + s.picks) ** 2 * len(s.steps)) for s in starts]
-        start = self.rng.choices(starts, weights)[0]
-        start.picks += 1
-        return start.steps
+        return Walk(self, listening, [])
 
     def frontier(self) -> tuple[str, Offer] | None:
         """The first state found with a common move never tried there, and that move."""
@@ -181,34 +196,106 @@ class Guide:
         return None
 
     def choose(self, where: str, offers: list[Offer], recent: tuple[str, ...] = (),
-               holds: bool = False) -> Offer:  # fmt: skip
+               odd: bool = False, left: int = 0, plan: list[Way] | None = None
+               ) -> Offer:  # fmt: skip
         """A move from the state ``where`` after the steps ``recent``: a rare one one time in
-        ``RARE_ODDS``; among those tried least often here after the same steps. A caller that
-        ``holds`` never hangs up."""
-        if holds:
-            offers = [o for o in offers if not isinstance(o.steps[0], HangUp)] or offers
+        ``RARE_ODDS`` for an ``odd`` caller; else one never tried here after the same steps,
+        or the first of the fewest moves (``left`` steps at most) that lead, as far as the
+        search has seen, to such a move (``steer``; the rest of the way is left in ``plan``,
+        and followed while the bot goes where it led before); else one among those tried least
+        often here after the same steps."""
         rare = [o for o in offers if o.rare]
         pool = [o for o in offers if not o.rare] or rare
-        if rare and self.rng.randrange(RARE_ODDS) == 0:
+        if rare and odd and self.rng.randrange(RARE_ODDS) == 0:
             pool = rare
-        if len(self.after) >= MAX_SEEN:
-            self.after.clear()
-        label = self._fewest(where, recent, [o.label for o in pool])
+        counts = self.after.get((where, recent))
+        if counts is None:
+            if len(self.after) >= MAX_SEEN:
+                self.after.clear()
+            counts = self.after[where, recent] = Counter()
+        steered = None
+        if pool is not rare:
+            if plan and plan[0][0] == where:
+                steered = plan.pop(0)[1]
+            else:
+                way = self.steer(where, recent, left)
+                steered = way[0][1] if way else None
+                if plan is not None:
+                    plan[:] = way[1:] if way else []
+        label = steered or self._fewest(counts, [o.label for o in pool])
         move = next(o for o in pool if o.label == label)
-        self.after[where, recent, label] += 1
+        counts[label] += 1
         self.tried[where, move.label] += 1
         return move
 
-    def _fewest(self, where: str, recent: tuple[str, ...], labels: list[str]) -> str:
-        """One of ``labels`` tried least often in ``where`` after ``recent`` (ties at random)."""
-        fewest = min(self.after[where, recent, label] for label in labels)
-        least = [label for label in labels if self.after[where, recent, label] == fewest]
+    def steer(self, where: str, recent: tuple[str, ...], left: int) -> list[Way] | None:
+        """One of the shortest ways (at most ``left`` moves; drawn at random among them) from
+        ``where`` after ``recent`` to a common move never tried in its state after its last
+        ``CONTEXT`` steps, following the moves of one step each that led, last time they were
+        taken, from a state to a state with moves: each move's state and label, that move
+        last. A move that keeps the call going is preferred while there are steps enough left
+        to end it on an untried move after; then one that ends it. None: no such way."""
+        after, nothing = self.after, Counter[str]()
+        frontier: list[tuple[str, tuple[str, ...], tuple[Way, ...]]] = [(where, recent, ())]
+        met = {(where, recent)}
+        for depth in range(max(0, left)):
+            going: list[tuple[tuple[Way, ...], Way]] = []
+            ending: list[tuple[tuple[Way, ...], Way]] = []
+            ways = [(node, self._moves(node[0])) for node in frontier]
+            for (state, context, path), moves in ways:
+                done = after.get((state, context), nothing)
+                for label, _, there in moves:
+                    if label not in done:
+                        (going if there is not None else ending).append((path, (state, label)))
+            found = (going or ending) if left - depth > ROOM else (ending or going)
+            if found:
+                path, last = found[self.rng.randrange(len(found))]
+                return [*path, last]
+            if depth == CONTEXT or depth + 1 >= left:
+                return None  # past ``CONTEXT`` moves, every context has been met
+            frontier = []
+            for (state, context, path), moves in ways:
+                for label, step, there in moves:
+                    if there is None:
+                        continue
+                    node = (there, (*context, step)[-CONTEXT:])
+                    if node not in met and len(met) < MAX_PLAN:
+                        met.add(node)
+                        frontier.append((*node, (*path, (state, label))))
+        return None
+
+    def _moves(self, state: str) -> list[tuple[str, str, str | None]]:
+        """The common moves of one step from ``state``: label, step, and the state with moves
+        the step led to last time (None: not known, or it led elsewhere). Kept until a step
+        leads somewhere else or a state is found."""
+        found = self.moves.get(state)
+        if found is None:
+            common = [(o.label, describe(o.steps[0])) for o in self.offers.get(state, ())
+                      if not o.rare and len(o.steps) == 1]  # fmt: skip
+            led, offers = self.led, self.offers
+            found = [(label, step, led.get((state, step))) for label, step in common]
+            found = [(label, step, there if there in offers else None)
+                     for label, step, there in found]  # fmt: skip
+            self.moves[state] = found
+        return found
+
+    def _fewest(self, counts: Counter[str], labels: list[str]) -> str:
+        """One of ``labels`` taken least often by ``counts`` (ties at random)."""
+        fewest = min(counts[label] for label in labels)
+        least = [label for label in labels if counts[label] == fewest]
         return least[self.rng.randrange(len(least))]
 
     def learn(self, walk: Walk, end: str) -> int:
-        """Keeps, as new starts, the steps that led to what ``walk`` showed first; ``end`` is
-        how the call ended. Returns how many things it showed first."""
+        """Keeps where each step of ``walk`` led and the steps that first led to each state;
+        ``end`` is how the call ended. Returns how many things it showed first: a state, a
+        move from a state to the next, or two such moves in a row."""
         trail = [*walk.trail, (f"end {end}", "")]
+        for (here, step), (there, _) in pairwise(trail):
+            if self.led.get((here, step)) != there and (
+                (here, step) in self.led or len(self.led) < MAX_SEEN
+            ):
+                self.led[here, step] = there
+                self.moves.clear()
         for i, (where, _) in enumerate(walk.trail):
             if where != "no input" and where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
@@ -220,10 +307,7 @@ class Guide:
             if i >= 2:
                 found.append((*trail[i - 2], here, step, there))
             fresh = [f for f in found if f not in self.seen]
-            if not fresh or len(self.seen) >= MAX_SEEN:
-                continue
-            self.seen.update(fresh)
-            new += len(fresh)
-            if i < len(walk.steps) and i < self.max_steps and len(self.starts) < MAX_STARTS:
-                self.starts.append(Start(tuple(walk.steps[:i]), there))
+            if fresh and len(self.seen) < MAX_SEEN:
+                self.seen.update(fresh)
+                new += len(fresh)
         return new

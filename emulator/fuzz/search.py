@@ -1,9 +1,9 @@
-"""The search for failing callers, guided by novelty (``guided.Guide``).
+"""The search for failing callers, steered to what no caller has done (``guided.Guide``).
 
 Each caller is one call in virtual time. The callers saved by earlier searches against the same
-bot (``examples.Examples``) are tried first; then each call starts from steps that led somewhere
-new before, and goes on with moves the bot offers (``moves.offered``) until the bot ends the
-call or ``max_steps`` steps; with ``faults`` each call's platform faults are drawn first (a
+bot (``examples.Examples``) are tried first; then each call goes to a move not yet tried in a
+state, or to a sequence of moves not yet made, with moves the bot offers (``moves.offered``),
+until the bot ends the call or ``max_steps`` steps; with ``faults`` each call's platform faults are drawn first (a
 callback failed once and retried, a callback delivered twice, unknown fields, unknown enum
 values). A seeded ``random.Random`` makes every choice. A call fails when it has an error finding
 (the bot answered 5xx, garbage, an invalid Workflow or nothing), or when it never ended before

@@ -1,11 +1,13 @@
 """The choice of callers (``emulator.fuzz.guided``), against a bot played by the test: the
 frontier tries every common move of a state before any twice; past it, the move tried least
-often after the same steps; what shows something new becomes a start; the same seed, the same
-choices; a step drawn for a state that is gone is drawn again."""
+often after the same steps; a caller steers to a move never tried after its last steps, going
+on while it has steps to spare and ending the call on one when it has not; the same seed, the
+same choices; a step drawn for a state that is gone is drawn again."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from emulator.calling.caller import describe
 from emulator.explore.states import Choice, State
@@ -55,12 +57,12 @@ def test_past_the_frontier_the_move_tried_least_often_after_the_same_steps() -> 
     for _ in range(200):
         one_move(guide)
     common = {o.label for o in offered(MENU) if not o.rare}
-    counts = [guide.after[MENU.id, (), label] for label in common]
+    counts = [guide.after[MENU.id, ()][label] for label in common]
     assert min(counts) >= 5 and max(counts) - min(counts) <= 1, counts
 
 
-def test_something_new_becomes_a_start_and_the_same_seed_makes_the_same_choices() -> None:
-    def run(seed: int) -> list[str]:
+def test_where_each_step_led_is_kept_and_the_same_seed_makes_the_same_choices() -> None:
+    def run(seed: int) -> tuple[list[str], Guide]:
         guide = Guide(random.Random(seed), 8)
         made: list[str] = []
         for n in range(30):
@@ -70,10 +72,60 @@ def test_something_new_becomes_a_start_and_the_same_seed_makes_the_same_choices(
             walk.draw()
             guide.learn(walk, "bot hung up")
             made.append("; ".join(describe(s) for s in walk.steps))
-        assert any(s.state == NEXT.id for s in guide.starts), "the second menu is a start"
-        return made
+        return made, guide
 
-    assert run(5) == run(5) and run(5) != run(6)
+    made, guide = run(5)
+    assert NEXT.id in guide.first, "the second menu is known, with the steps that led to it"
+    assert guide.led[NEXT.id, describe(walk_step(guide, NEXT))] == "end bot hung up"
+    assert made == run(5)[0] and made != run(6)[0]
+
+
+def walk_step(guide: Guide, state: State) -> object:
+    """A step some caller took in ``state`` (``Guide.led`` keeps where it led)."""
+    for offer in offered(state):
+        if (state.id, describe(offer.steps[0])) in guide.led:
+            return offer.steps[0]
+    raise AssertionError(f"no step taken in {state.prompts}")
+
+
+def tried_all(guide: Guide, state: State, recent: tuple[str, ...]) -> None:
+    """Every common move of ``state`` counted as tried after ``recent``."""
+    counts = guide.after.setdefault((state.id, recent), Counter())
+    for offer in offered(state):
+        counts[offer.label] += 1
+
+
+def test_a_caller_steers_to_a_move_never_tried_after_its_last_steps() -> None:
+    """Every move of the menu was tried at the start of a call; ``press 2``
+    led to the second menu, where nothing was tried after it: the caller goes there."""
+    guide = Guide(random.Random(7), 8)
+    guide.offers_in(MENU.id, MENU), guide.offers_in(NEXT.id, NEXT)
+    tried_all(guide, MENU, ())
+    for offer in offered(MENU):
+        guide.led[MENU.id, describe(offer.steps[0])] = "end bot hung up"
+    guide.led[MENU.id, "press 2"] = NEXT.id
+    ways = {tuple(guide.steer(MENU.id, (), 8) or ()) for _ in range(20)}
+    assert {way[0] for way in ways} == {(MENU.id, "press 2")}, "the way goes by the second menu"
+    assert {way[1][0] for way in ways} == {NEXT.id} and all(len(way) == 2 for way in ways)
+    assert guide.steer(MENU.id, (), 1) is None, "one step left: no way to an untried move"
+    tried_all(guide, NEXT, ("press 2",))
+    assert guide.steer(MENU.id, (), 8) is None, "nothing left untried within reach"
+
+
+def test_a_caller_goes_on_while_it_has_steps_to_spare_then_ends_on_an_untried_move() -> None:
+    """In the second menu, ``press 3`` goes back to the main menu and a hang-up
+    ends the call, both never tried there: with steps to spare the caller goes on, with few
+    it ends the call there."""
+    guide = Guide(random.Random(8), 8)
+    guide.offers_in(MENU.id, MENU), guide.offers_in(NEXT.id, NEXT)
+    common = [o for o in offered(NEXT) if not o.rare]
+    for offer in common:
+        guide.led[NEXT.id, describe(offer.steps[0])] = "end bot hung up"
+    guide.led[NEXT.id, "press 3"] = MENU.id
+    going = {tuple(guide.steer(NEXT.id, ("press 2",), 8) or ()) for _ in range(20)}
+    assert going == {((NEXT.id, "press 3"),)}
+    ending = {tuple(guide.steer(NEXT.id, ("press 2",), 2) or ()) for _ in range(40)}
+    assert ending == {((NEXT.id, o.label),) for o in common} - {((NEXT.id, "press 3"),)}
 
 
 def test_a_step_drawn_for_a_state_that_is_gone_is_drawn_again_and_counted_once() -> None:
@@ -81,16 +133,18 @@ def test_a_step_drawn_for_a_state_that_is_gone_is_drawn_again_and_counted_once()
     one_move(guide)
     listening = at(MENU)
     walk = guide.walk(listening)
+    before = guide.after[MENU.id, ()].copy()
     first = walk.draw()
     assert walk.fresh is not None
-    label = walk.fresh[1]
+    label = walk.fresh[2]
     listening.state = NEXT
     again = walk.renew()
     assert again is not None and walk.steps == [again] and len(walk.trail) == 1
     assert walk.trail[0][0] == NEXT.id
-    assert walk.fresh is not None and guide.tried[NEXT.id, walk.fresh[1]] == 1
+    assert walk.fresh is not None and guide.tried[NEXT.id, walk.fresh[2]] == 1
     # the move taken back: not counted if it was drawn; an aim stays counted once, and aimed at
     assert guide.tried[MENU.id, label] == (1 if walk.held else 0)
+    assert guide.after[MENU.id, ()][label] == before[label], "not taken there"
     assert walk.aim == walk.held
     assert again in {o.steps[0] for o in offered(NEXT)}
     assert first in {o.steps[0] for o in offered(MENU)}
@@ -100,6 +154,6 @@ def test_a_workflow_that_waits_for_nothing_gets_listen_or_a_hang_up() -> None:
     guide = Guide(random.Random(4), 8)
     listening = at(MENU)
     listening.waiting = False
-    steps = {describe(guide.walk(listening).draw()) for _ in range(80)}
+    steps = {describe(guide.walk(listening).draw()) for _ in range(400)}
     assert steps == {"listen", "hangup during playPrompt after 1s"}
     assert sum(guide.tried.values()) == 0  # no move of the menu counted
