@@ -6,16 +6,17 @@ the steps that first led to that state and takes that move. The others start fro
 its aim, a caller takes in each state a common move never taken in that state after the same
 last ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as
 far as the search has seen where each move leads, to a state and last steps where such a move
-is left (``Guide.steer``); failing that, the move tried least often there after the same steps.
-A way is looked for among moves that keep the call going while steps enough are left to end it
-after on a move never taken; then among moves that end it: a call ends once, so every call
-should end on a sequence not tried before. Ties are drawn at random. So the search covers the
-sequences of up to four moves a bug may hang on (three steps and a move, within the
-``max_steps`` of a call), each once, instead of walking the same ones again. One caller in
-``RARE_CALLERS`` takes a rare move one time in ``RARE_ODDS``; the others never do, so that
-their last steps stay among the common moves the search steers by (swarm testing: a bug that
-needs a rare move is found by the few that take them). Every call goes on until the bot ends it
-or the steps run out.
+is left (``Guide.steer``: ways of moves of one step, at most ``CONTEXT + 1`` long), and follows
+it while the bot goes where it went before; failing that, the move tried least often there
+after the same steps. Among the shortest ways, one whose last move keeps the call going is
+preferred while steps enough are left after it to end the call on a move never taken; then
+one that ends it: a call ends once, so every call should end on a sequence not tried before.
+Ties are drawn at random. So the search goes to the sequences of up to four moves a bug may hang
+on (three steps and a move, within the ``max_steps`` of a call) that it has not made, instead of
+walking the same ones again. One caller in ``RARE_CALLERS`` takes a rare move one time in
+``RARE_ODDS``; the others never do, so that their last steps stay among the common moves the
+search steers by (swarm testing: a bug that needs a rare move is found by the few that take
+them). Every call goes on until the bot ends it or the steps run out.
 
 After each call, the search keeps where each step led (the last time it was taken) and the steps
 that first led to each state, and counts what it showed for the first time: a state, a move
@@ -23,7 +24,8 @@ from a state to the next, or two such moves in a row.
 
 Pure: the caller's steps come from ``Walk.draw`` as the engine asks for them; a seeded
 ``random.Random`` makes every choice, so that the same seed against the same bot makes the same
-calls. Bounded: at most ``MAX_SEEN`` things seen and counts kept, ``MAX_STATES`` states, and
+calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states and
+ways not found kept, ``MAX_STATES`` states (and the moves and counts of those only), and
 ``MAX_PLAN`` (state, last steps) looked at for each move.
 """
 
@@ -58,15 +60,16 @@ last move keeps the call going in 2 of 10 searches, against 9 of 10."""
 MAX_PLAN = 5_000
 """At most so many (state, last steps) a caller's way to an untried move is looked for in."""
 
-Way = tuple[str, str]
-"""A move on a caller's way: the state it is taken in, and its label."""
+Way = tuple[str, tuple[str, ...], str]
+"""A move on a caller's way: the state it is taken in, the last steps before it, its label."""
 
 
 @dataclass
 class Walk:
     """One caller: the steps that first led to its aim's state, then its aim (a state's untried
-    move, taken when the bot waits in that state), or none of them; then drawn moves. ``trail`` is what it did: for each step, the
-    state the bot waited in when it was asked for (``start`` before any)."""
+    move, taken when the bot waits in that state), or none of them; then drawn moves. ``trail``
+    is what it did: for each step, the state the bot waited in when it was asked for (``start``
+    before any)."""
 
     guide: Guide
     listening: Listening
@@ -116,6 +119,8 @@ class Walk:
             )
             if aimed:  # counted as tried when it was aimed at (``Guide.walk``)
                 self.aim = None
+                self.plan.clear()
+                self.guide.counts_at(where, recent)[move.label] += 1
             self.fresh = (where, recent, move.label, aimed)
             self.pending.extend(move.steps)
         return self._took(where, self.pending.pop(0))
@@ -138,13 +143,10 @@ class Walk:
         self.plan.clear()
         if aimed:
             self.aim = self.held
-        elif label:
+        elif label and (where, label) in self.guide.tried:
             self.guide.tried[where, label] -= 1
-            counts = self.guide.after.get((where, recent))
-            if counts is not None:
-                counts[label] -= 1
-                if counts[label] <= 0:
-                    del counts[label]  # never taken there after those steps
+        if label:
+            self.guide.untake(where, recent, label)
         return self.draw()
 
 
@@ -161,8 +163,11 @@ class Guide:
         self.offers: dict[str, list[Offer]] = {}
         self.led: dict[tuple[str, str], str] = {}
         """Where each step from each state led last time it was taken."""
-        self.moves: dict[str, list[tuple[str, str, str | None]]] = {}
-        """Each state's common moves of one step, as ``_moves`` gives them."""
+        self.moves: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        """Each state's common moves, as ``_moves`` gives them."""
+        self.stuck: set[tuple[str, tuple[str, ...], int]] = set()
+        """Where ``steer`` found no way (state, last steps, moves looked ahead): none comes
+        until a step leads somewhere else, a state is found or a move is taken back."""
         self.first: dict[str, tuple[Step, ...]] = {}
         """Each state found, in order, with the steps that first led to it."""
 
@@ -174,6 +179,7 @@ class Guide:
             if len(self.offers) < MAX_STATES:
                 self.offers[where] = offers
                 self.moves.clear()
+                self.stuck.clear()
         return offers
 
     def walk(self, listening: Listening) -> Walk:
@@ -208,37 +214,60 @@ class Guide:
         pool = [o for o in offers if not o.rare] or rare
         if rare and odd and self.rng.randrange(RARE_ODDS) == 0:
             pool = rare
+        counts = self.counts_at(where, recent)
+        steered = None
+        if pool is rare:
+            if plan is not None:
+                plan.clear()  # a step off the way: the rest of it was made for other steps
+        elif plan and plan[0][:2] == (where, recent):
+            steered = plan.pop(0)[2]
+        else:
+            way = self.steer(where, recent, left)
+            steered = way[0][2] if way else None
+            if plan is not None:
+                plan[:] = way[1:] if way else []
+        label = steered or self._fewest(counts, [o.label for o in pool])
+        move = next(o for o in pool if o.label == label)
+        counts[label] += 1
+        if where in self.offers:
+            self.tried[where, move.label] += 1
+        return move
+
+    def counts_at(self, where: str, recent: tuple[str, ...]) -> Counter[str]:
+        """How often each move was taken in ``where`` after ``recent`` (kept in ``after``)."""
         counts = self.after.get((where, recent))
         if counts is None:
             if len(self.after) >= MAX_SEEN:
                 self.after.clear()
+                self.stuck.clear()
             counts = self.after[where, recent] = Counter()
-        steered = None
-        if pool is not rare:
-            if plan and plan[0][0] == where:
-                steered = plan.pop(0)[1]
-            else:
-                way = self.steer(where, recent, left)
-                steered = way[0][1] if way else None
-                if plan is not None:
-                    plan[:] = way[1:] if way else []
-        label = steered or self._fewest(counts, [o.label for o in pool])
-        move = next(o for o in pool if o.label == label)
-        counts[label] += 1
-        self.tried[where, move.label] += 1
-        return move
+        return counts
+
+    def untake(self, where: str, recent: tuple[str, ...], label: str) -> None:
+        """A move counted as taken in ``where`` after ``recent`` was not: it is taken back."""
+        counts = self.after.get((where, recent))
+        if counts is not None and label in counts:
+            counts[label] -= 1
+            if counts[label] <= 0:
+                del counts[label]  # never taken there after those steps
+            self.stuck.clear()
 
     def steer(self, where: str, recent: tuple[str, ...], left: int) -> list[Way] | None:
-        """One of the shortest ways (at most ``left`` moves; drawn at random among them) from
-        ``where`` after ``recent`` to a common move never tried in its state after its last
-        ``CONTEXT`` steps, following the moves of one step each that led, last time they were
-        taken, from a state to a state with moves: each move's state and label, that move
-        last. A move that keeps the call going is preferred while there are steps enough left
-        to end it on an untried move after; then one that ends it. None: no such way."""
+        """One of the shortest ways (at most ``left`` moves, and at most ``CONTEXT + 1``: enough
+        to come to any last steps; drawn at random among them) from ``where`` after ``recent``
+        to a common move never tried in its state after its last ``CONTEXT`` steps, by moves of
+        one step each that led, last time they were taken, from a state to a state with moves:
+        each move's state, the last steps before it and its label, that move last. Among the
+        shortest, one that keeps the call going is preferred while there are more than
+        ``ROOM`` steps left after it, then one that ends it (or whose next state is not
+        known). None: no such way."""
+        reach = min(left, CONTEXT + 1)
+        if (where, recent, reach) in self.stuck:
+            return None
         after, nothing = self.after, Counter[str]()
         frontier: list[tuple[str, tuple[str, ...], tuple[Way, ...]]] = [(where, recent, ())]
         met = {(where, recent)}
-        for depth in range(max(0, left)):
+        for depth in range(reach):
             going: list[tuple[tuple[Way, ...], Way]] = []
             ending: list[tuple[tuple[Way, ...], Way]] = []
             ways = [(node, self._moves(node[0])) for node in frontier]
@@ -246,37 +275,43 @@ class Guide:
                 done = after.get((state, context), nothing)
                 for label, _, there in moves:
                     if label not in done:
-                        (going if there is not None else ending).append((path, (state, label)))
+                        way = (path, (state, context, label))
+                        (going if there is not None else ending).append(way)
             found = (going or ending) if left - depth > ROOM else (ending or going)
             if found:
                 path, last = found[self.rng.randrange(len(found))]
                 return [*path, last]
-            if depth == CONTEXT or depth + 1 >= left:
-                return None  # past ``CONTEXT`` moves, every context has been met
             frontier = []
             for (state, context, path), moves in ways:
                 for label, step, there in moves:
-                    if there is None:
+                    if step is None or there is None:
                         continue
                     node = (there, (*context, step)[-CONTEXT:])
                     if node not in met and len(met) < MAX_PLAN:
                         met.add(node)
-                        frontier.append((*node, (*path, (state, label))))
+                        frontier.append((*node, (*path, (state, context, label))))
+        if len(self.stuck) >= MAX_SEEN:
+            self.stuck.clear()
+        self.stuck.add((where, recent, reach))
         return None
 
-    def _moves(self, state: str) -> list[tuple[str, str, str | None]]:
-        """The common moves of one step from ``state``: label, step, and the state with moves
-        the step led to last time (None: not known, or it led elsewhere). Kept until a step
-        leads somewhere else or a state is found."""
+    def _moves(self, state: str) -> list[tuple[str, str | None, str | None]]:
+        """The common moves from ``state``: label, step (None: a move of several steps, which
+        a way does not go through), and the state with moves the step led to last time (None:
+        not known, or it led elsewhere). Kept, for a state kept, until a step leads somewhere
+        else or a state is found."""
         found = self.moves.get(state)
         if found is None:
-            common = [(o.label, describe(o.steps[0])) for o in self.offers.get(state, ())
-                      if not o.rare and len(o.steps) == 1]  # fmt: skip
             led, offers = self.led, self.offers
-            found = [(label, step, led.get((state, step))) for label, step in common]
-            found = [(label, step, there if there in offers else None)
-                     for label, step, there in found]  # fmt: skip
-            self.moves[state] = found
+            found = []
+            for offer in offers.get(state, ()):
+                if offer.rare:
+                    continue
+                step = describe(offer.steps[0]) if len(offer.steps) == 1 else None
+                there = led.get((state, step)) if step is not None else None
+                found.append((offer.label, step, there if there in offers else None))
+            if state in offers:
+                self.moves[state] = found
         return found
 
     def _fewest(self, counts: Counter[str], labels: list[str]) -> str:
@@ -296,6 +331,7 @@ class Guide:
             ):
                 self.led[here, step] = there
                 self.moves.clear()
+                self.stuck.clear()
         for i, (where, _) in enumerate(walk.trail):
             if where != "no input" and where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])

@@ -3,16 +3,17 @@
 Each caller is one call in virtual time. The callers saved by earlier searches against the same
 bot (``examples.Examples``) are tried first; then each call goes to a move not yet tried in a
 state, or to a sequence of moves not yet made, with moves the bot offers (``moves.offered``),
-until the bot ends the call or ``max_steps`` steps; with ``faults`` each call's platform faults are drawn first (a
-callback failed once and retried, a callback delivered twice, unknown fields, unknown enum
-values). A seeded ``random.Random`` makes every choice. A call fails when it has an error finding
-(the bot answered 5xx, garbage, an invalid Workflow or nothing), or when it never ended before
-the workflow limit or the call deadline. A failure's key is its rule and the state the bot was
-waiting in when it came (``explore.states``: the masked prompts and the choices); the smallest
-caller seen for each key (fewest steps, then fewest keys) is kept. The search makes ``budget``
-calls, and none after ``max_time`` seconds (a call under way then is cut off, and shows
-nothing: no failure, nothing learnt, no example dropped). Then each failure is replayed and
-shrunk until it is 1-minimal (``scenarios.tidy``), and saved in the database of examples.
+until the bot ends the call or ``max_steps`` steps; with ``faults`` each call's platform faults
+are drawn first (a callback failed once and retried, a callback delivered twice, unknown
+fields, unknown enum values). A seeded ``random.Random`` makes every choice. A call fails when
+it has an error finding (the bot answered 5xx, garbage, an invalid Workflow or nothing), or when
+it never ended before the workflow limit or the call deadline. A failure's key is its rule and
+the state the bot was waiting in when it came (``explore.states``: the masked prompts and the
+choices); the smallest caller seen for each key (fewest steps, then fewest keys) is kept. The
+search makes ``budget`` calls, and none after ``max_time`` seconds (a call under way then is cut
+off, and shows nothing: no failure, nothing learnt, no example dropped). Then each failure is
+replayed and shrunk until it is 1-minimal (``scenarios.tidy``), and saved in the database of
+examples.
 """
 
 from __future__ import annotations
