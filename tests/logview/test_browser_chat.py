@@ -12,6 +12,7 @@ actions, invoke responses). Every wait is bounded by a few seconds.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import replace
@@ -341,6 +342,7 @@ def test_a_page_on_another_origin_that_opens_the_chat_starts_no_conversation(
 ) -> None:
     """The page may be opened by anyone (a link, ``window.open``): loading it starts nothing;
     the person does, with Start or a first message."""
+
     async def evil_page(request: web.Request) -> web.Response:
         return web.Response(text="<!doctype html><title>evil</title>", content_type="text/html")
 
@@ -403,3 +405,38 @@ def test_the_chat_screenshot(live: ChatBotemu, tab: Tab) -> None:
     if not SCREENSHOT.exists() or os.environ.get("BOTEMU_SCREENSHOT") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         SCREENSHOT.write_bytes(picture)
+
+
+def test_start_and_send_wait_for_the_bots_to_talk_to(live: ChatBotemu, tab: Tab) -> None:
+    """A Start clicked after the socket opened but before its ``ready`` frame (the bots) found
+    no bot and did nothing; a loaded machine showed it. Start and Send are disabled until
+    ``ready``: here it is held back, then let through."""
+    page = tab.page
+    held: list[str | bytes] = []
+    routes: list[Any] = []
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+        routes.append(ws)
+
+        def from_server(message: str | bytes) -> None:
+            if not held and isinstance(message, str) and '"ready"' in message:
+                held.append(message)  # let through below
+            else:
+                ws.send(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket(re.compile(re.escape(LIVE_CHAT_PATH)), route)
+    page.goto("/#/chat")
+    expect(page.locator("#livechat-state")).to_have_text("connected")
+    start = page.get_by_role("button", name="Start", exact=True)
+    expect(start).to_be_disabled()
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_disabled()
+    assert held and routes
+    routes[0].send(held[0])
+    expect(start).to_be_enabled()
+    start.click()
+    log = page.locator("#livechat-log")
+    expect(log.locator('[data-type="conversationUpdate"]')).to_have_count(1)
+    assert not tab.errors

@@ -25,11 +25,15 @@ def attack(case: str, tmp_path: Path) -> tuple[dict[str, object], int]:
 
 @pytest.mark.slow
 def test_attachments_past_the_total_are_refused_and_reset_frees_them(tmp_path: Path) -> None:
-    """150 uploads of 2.8 MiB: 670 MiB and all of it kept after a reset before the limit."""
+    """150 uploads of 2.8 MiB: 670 MiB and all of it kept after a reset before the limit. What
+    a reset leaves (the allocator's free memory given back first) measured 11 to 60 MiB more
+    than at the start in six runs on one machine; the bound leaves room for that, and is far
+    below what was kept before."""
     out, peak = attack("attachments", tmp_path)
     assert out["statuses"] == {"200": 22, "413": 128} and out["error"] == "MessageSizeTooBig"
     assert peak < 400 * MiB, f"peak {peak / MiB:.0f} MiB"
-    assert int(out["after_reset"]) - int(out["start"]) < 80 * MiB  # type: ignore[call-overload]
+    kept = int(out["after_reset"]) - int(out["start"])  # type: ignore[call-overload]
+    assert kept < 150 * MiB, f"{kept / MiB:.0f} MiB kept after the reset"
 
 
 @pytest.mark.slow

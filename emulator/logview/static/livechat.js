@@ -86,7 +86,15 @@ export class LiveChatPage {
   connection(state, detail) {
     this.state.textContent = state === 'open' ? 'connected' : state === 'closed' ? `disconnected (${detail})` : 'connecting…';
     this.reconnect.hidden = state !== 'closed';
-    for (const control of [this.sendButton, this.restart, this.menu.sendButton]) control.disabled = state !== 'open';
+    this.connected = state === 'open';
+    if (!this.connected) this.readied = false;
+    this.enable();
+  }
+
+  // Start and Send wait for the socket's 'ready' (the bots to talk to): a click before it
+  // would find no bot and do nothing.
+  enable() {
+    for (const control of [this.sendButton, this.restart, this.menu.sendButton]) control.disabled = !(this.connected && this.readied);
   }
 
   frame(frame) {
@@ -100,6 +108,8 @@ export class LiveChatPage {
         this.queued = [];
         this.starting = false;
         this.restart.textContent = 'Start';
+        this.readied = true;
+        this.enable();
         break;
       case 'bots':
         this.fillBots(frame.bots ?? []);
