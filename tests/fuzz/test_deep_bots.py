@@ -97,8 +97,9 @@ async def test_the_search_steers_to_a_four_step_bug_that_a_random_walk_rarely_fi
 ) -> None:
     """``wrong-4`` (a wrong key, 9, silence, ``#``: back to the main menu by a way that shows
     nothing new): the walk finds it within 1,000 calls in 6 of 20 searches, the search as it was
-    before callers were steered to untried sequences in 16 (seeds 1 and 2 not within 500). The
-    search, seeds 1 and 2, finds it within 500 (397 and 152 when this was written)."""
+    before callers were steered to untried sequences in 16 (seeds 2 and 4: 533 calls, and not
+    within 1,000). The search, seeds 2 and 4, finds it within 300 (152 and 132 when this was
+    written)."""
     url = str((await aiohttp_server(make_deep_bot("wrong-4"))).make_url("/api/calls"))
-    found = [await asyncio.to_thread(calls_to_find, url, tmp_path, seed, 500) for seed in (1, 2)]
+    found = [await asyncio.to_thread(calls_to_find, url, tmp_path, seed, 300) for seed in (2, 4)]
     assert None not in found, found
