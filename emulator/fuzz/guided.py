@@ -132,8 +132,8 @@ class Walk:
 
     def renew(self) -> Step | None:
         """The last step again, for the state of now, when it began a move drawn here (not one
-        of its start's): it was drawn for a state that is gone, and never used
-        (``caller.DrawnSteps``). None: it stays."""
+        of the steps replayed to the aim's state): it was drawn for a state that is gone, and
+        never used (``caller.DrawnSteps``). None: it stays."""
         if self.fresh is None:
             return None
         where, recent, label, aimed = self.fresh
@@ -178,8 +178,7 @@ class Guide:
             offers = offered(state)
             if len(self.offers) < MAX_STATES:
                 self.offers[where] = offers
-                self.moves.clear()
-                self.stuck.clear()
+                self._model_changed()
         return offers
 
     def walk(self, listening: Listening) -> Walk:
@@ -314,6 +313,12 @@ class Guide:
                 self.moves[state] = found
         return found
 
+    def _model_changed(self) -> None:
+        """A state was found or a step led somewhere else: each state's moves and the ways not
+        found are made again."""
+        self.moves.clear()
+        self.stuck.clear()
+
     def _fewest(self, counts: Counter[str], labels: list[str]) -> str:
         """One of ``labels`` taken least often by ``counts`` (ties at random)."""
         fewest = min(counts[label] for label in labels)
@@ -330,8 +335,7 @@ class Guide:
                 (here, step) in self.led or len(self.led) < MAX_SEEN
             ):
                 self.led[here, step] = there
-                self.moves.clear()
-                self.stuck.clear()
+                self._model_changed()
         for i, (where, _) in enumerate(walk.trail):
             if where != "no input" and where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
