@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Iterator
 
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 from hypothesis import settings
+
+from emulator.identity import keys
 
 # Byte code is cached (``__pycache__``, git-ignored) even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): the suite starts many Python processes (the CLI, bots, the SDKs'
@@ -33,3 +39,43 @@ def pytest_xdist_auto_num_workers(config: object) -> int | None:
 settings.register_profile("default", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+class KeyPool:
+    """botemu's signing keys for the tests of one process: real keys (RSA, 2048 bits), each
+    made once and given again in the next test file. A key takes 30 to 300 ms of CPU to make,
+    and the suite's workers made about 490 (85 s of CPU, a sixth of the suite's); now a few a
+    worker. A test file is given the pool's keys from its first, in order: every key made in
+    one file (its tests and its fixtures, whatever their scope) is a different key, as made
+    keys are. No key store a file makes outlives the file, but the session's botemu of the
+    pytest plugin (``emulator.pytest_plugin``), which only ``tests/test_pytest_plugin.py`` uses.
+    Keys that are not botemu's (the conformance probe's foreign key, a test's own) are
+    made as before, never one of these."""
+
+    def __init__(self) -> None:
+        self.made: list[rsa.RSAPrivateKey] = []
+        self.given = 0
+        self.lock = threading.Lock()
+
+    def next(self) -> rsa.RSAPrivateKey:
+        with self.lock:
+            if self.given == len(self.made):
+                self.made.append(_NEW_PRIVATE_KEY())
+            self.given += 1
+            return self.made[self.given - 1]
+
+
+_NEW_PRIVATE_KEY = keys.new_private_key
+_POOL = KeyPool()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def pooled_signing_keys() -> Iterator[None]:
+    """botemu's signing keys come from ``KeyPool`` in the tests' own process, from its first
+    key again in each test file (a botemu started as a process of its own makes its keys as it
+    always does)."""
+    with _POOL.lock:
+        _POOL.given = 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keys, "new_private_key", _POOL.next)
+        yield

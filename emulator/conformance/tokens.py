@@ -15,7 +15,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from functools import cached_property
+from functools import cache, cached_property
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
@@ -206,9 +206,9 @@ class TokenFactory:
         """A fresh kid shaped like an x5t, published nowhere."""
         return b64url(os.urandom(20))
 
-    @cached_property
+    @property
     def _foreign_key(self) -> rsa.RSAPrivateKey:
-        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        return foreign_key()
 
     @cached_property
     def _foreign_kid(self) -> str:
@@ -233,3 +233,12 @@ def _b64decode(part: str) -> bytes:
 
 def _b64uint(value: int) -> str:
     return b64url(value.to_bytes((value.bit_length() + 7) // 8 or 1, "big"))
+
+
+@cache
+def foreign_key() -> rsa.RSAPrivateKey:
+    """The key of the tokens signed by a key botemu never published: made once a process (a
+    key takes 30 to 300 ms of CPU, and a run of the auth probe forged tokens with a new one for
+    each scenario). Made here, never one of botemu's: it stays unpublished however botemu's own
+    keys rotate."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
