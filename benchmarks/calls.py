@@ -14,8 +14,10 @@ What the ratio can reach on two cores, where both sides share the CPU: the bot s
 call's requests than on a Conversation alone (a callback's menu and state), and botemu's own
 HTTP client costs what the raw client does. Measured on 2026-11-29 (``--calls 300``): per raw
 POST the client 116 µs and the bot 144 µs; per call request the bot 222 µs and botemu 381 µs
-(ratio 0.44). Were botemu to cost no more than its HTTP client, the ratio would be
-(116 + 144) / (116 + 222) = 0.77: the goal of 0.8 is beyond any botemu measured this way.
+(ratio 0.44). Were botemu to cost no more than its HTTP client, the ratio would be at most
+(116 + 144) / (116 + 222) = 0.77 with the two cores shared, and 144 / 222 = 0.65 with each
+side bound by its own core (measured: 6,639 raw POSTs/s, near the bot's 1 / 144 µs): the goal
+of 0.8 is beyond any botemu measured this way.
 
 With ``--token``, a ``botemu serve`` runs beside the bot, the bot checks the Bearer token on every
 request against its OpenID metadata (``--app-id``), botemu sends one on every request, and the raw
