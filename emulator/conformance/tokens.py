@@ -156,8 +156,8 @@ class TokenFactory:
         return f"{header}.{b64url(dumps(claims))}.{signature}"
 
     def unknown_key(self, kind: TokenKind = _CON, *, version: str = "1.0") -> str:
-        """Signed by a fresh key whose kid is not published; its public JWK rides in the header
-        (a bot that trusts an embedded ``jwk`` accepts it)."""
+        """Signed by the probe's own key (``foreign_key``), whose kid is not published; its
+        public JWK rides in the header (a bot that trusts an embedded ``jwk`` accepts it)."""
         kid = self._foreign_kid
         numbers = self._foreign_key.public_key().public_numbers()
         jwk: JSONObject = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
@@ -206,9 +206,9 @@ class TokenFactory:
         """A fresh kid shaped like an x5t, published nowhere."""
         return b64url(os.urandom(20))
 
-    @property
+    @cached_property
     def _foreign_key(self) -> rsa.RSAPrivateKey:
-        return foreign_key()
+        return foreign_key()  # kept, so that this forge's kid and key are one key's
 
     @cached_property
     def _foreign_kid(self) -> str:
@@ -238,7 +238,6 @@ def _b64uint(value: int) -> str:
 @cache
 def foreign_key() -> rsa.RSAPrivateKey:
     """The key of the tokens signed by a key botemu never published: made once a process (a
-    key takes 30 to 300 ms of CPU, and a run of the auth probe forged tokens with a new one for
-    each scenario). Made here, never one of botemu's: it stays unpublished however botemu's own
-    keys rotate."""
+    key takes 30 to 300 ms of CPU; each run of the auth probe made one). Made here, never one
+    of botemu's: it stays unpublished however botemu's own keys rotate."""
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)

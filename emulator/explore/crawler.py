@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from emulator.calling.caller import CallerScript
-from emulator.calling.judging import JUDGE_CACHE_MAX_BODY
 from emulator.calling.model import Hangup, PlayPrompt, Recognize, Record, Reject, Workflow
 from emulator.calling.session import CallCut, CallSettings, RunTime, place_call
 from emulator.calling.wire import loads, read_workflow
@@ -103,7 +102,7 @@ def hearing(workflows: Sequence[Workflow], masker: Masker = DEFAULT_MASKER) -> H
                 heard = []
     prompts = [p for play in heard for p in play.prompts]
     tail = tuple(prompt_text(p, masker) for p in prompts)
-    said = tuple(said_text(p) for p in prompts[:MAX_HEARD])
+    said = tuple(said_text(p, masker) for p in prompts[:MAX_HEARD])
     return Hearing(states, (*every, *tail), tail, said, stalled)
 
 
@@ -296,7 +295,7 @@ def answered_workflow(payload: JSONObject) -> Workflow | None:
     status, body = payload.get("status"), payload.get("body")
     if not isinstance(status, int) or not 200 <= status < 300 or not isinstance(body, str):
         return None
-    if len(body) <= JUDGE_CACHE_MAX_BODY:
+    if len(body) <= READ_CACHE_MAX_CHARS:
         return _read_cached(body)
     return _read(body)
 
@@ -309,6 +308,10 @@ def _read(body: str) -> Workflow | None:
         return None
 
 
+READ_CACHE_MAX_CHARS = 8 * 1024
+"""The longest body whose Workflow ``answered_workflow`` remembers (a menu's is about 1 KB; a
+Workflow read takes some six times its body's memory, so the 512 remembered take at most about
+100 MB)."""
 _read_cached = lru_cache(maxsize=512)(_read)
 """``_read``, memoized as the platform's own reading is (``judging.judge``): a bot sends the
 same Workflows call after call, and explore and fuzz read every answer of every call (a

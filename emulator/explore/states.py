@@ -26,7 +26,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import groupby
 from urllib.parse import urlsplit
 
@@ -34,7 +33,6 @@ from emulator.calling.model import PlayPrompt, Prompt, Recognize, Record
 from emulator.calling.speech import speech_seconds
 from emulator.replay.masking import (
     DEFAULT_MASKS,
-    MAX_MASKED,
     MAX_PATTERN_LENGTH,
     MAX_PATTERNS,
     Masker,
@@ -108,22 +106,15 @@ def prompt_text(prompt: Prompt, masker: Masker = DEFAULT_MASKER) -> str:
     return "<silence>"
 
 
-def said_text(prompt: Prompt) -> str:
-    """A prompt as the bot said it: its text as written (white space made one space), a file's
-    name as given, or ``<silence>``."""
+def said_text(prompt: Prompt, masker: Masker = DEFAULT_MASKER) -> str:
+    """A prompt as the bot said it: its text as written (white space made one space, remembered
+    by ``masker`` with its masked form: a long prompt heard in every call is made once), a
+    file's name as given, or ``<silence>``."""
     if prompt.value and prompt.value.strip():
-        return _one_spaced(prompt.value)
+        return masker.said(prompt.value)
     if prompt.file_uri:
         return f"<file {urlsplit(prompt.file_uri).path.rsplit('/', 1)[-1]}>"
     return "<silence>"
-
-
-@lru_cache(maxsize=MAX_MASKED)
-def _one_spaced(value: str) -> str:
-    """``value`` with its runs of white space made one space, remembered as ``Masker.text``
-    remembers a masked text: a long prompt heard in every call is made once and kept once
-    (a 750 KB prompt took 10 ms each time, half of a crawl's time: ``tests/explore/test_heavy.py``)."""
-    return " ".join(value.split())
 
 
 def observe(
@@ -135,7 +126,7 @@ def observe(
     (its own prompt included)."""
     prompts = [p for play in (*heard, action.play_prompt) if play for p in play.prompts]
     texts = tuple(prompt_text(p, masker) for p in prompts)
-    said = tuple(said_text(p) for p in prompts)
+    said = tuple(said_text(p, masker) for p in prompts)
     seconds = sum(_seconds(p) for p in prompts)
     if isinstance(action, Record):
         return State("record", texts, stop_tones=tuple(action.stop_tones or ()),

@@ -67,6 +67,9 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = tuple((k.finds, k.key) for k in DEF
 
 MAX_MASKED = 1024
 """Distinct texts a ``Masker`` remembers the masked form of."""
+MAX_MASKED_CHARS = 16 * 1024 * 1024
+"""The characters a ``Masker`` remembers at most: each text with its masked and its said form
+(about seven prompts of 750 KB; a longer text is not remembered)."""
 _SPECIAL = frozenset("\\.^$*+?{}[]|()")
 
 
@@ -84,8 +87,11 @@ class Masker:
 
     extra: tuple[str, ...] = ()
     _kinds: tuple[tuple[re.Pattern[str], Kind], ...] = field(init=False, repr=False)
-    _masked: dict[str, str] = field(init=False, repr=False, compare=False)
-    """``text``'s answers: a prompt heard in many calls is masked once, and kept once."""
+    _masked: dict[str, tuple[str, str]] = field(init=False, repr=False, compare=False)
+    """``text``'s and ``said``'s answers: a prompt heard in many calls is masked once, and kept
+    once (at most ``MAX_MASKED`` texts and ``MAX_MASKED_CHARS`` characters)."""
+    _chars: list[int] = field(init=False, repr=False, compare=False)
+    """The characters ``_masked`` holds."""
 
     def __post_init__(self) -> None:
         if len(self.extra) > MAX_PATTERNS:
@@ -102,6 +108,7 @@ class Masker:
         kinds += [(compile_pattern(k.finds, re.IGNORECASE), k) for k in DEFAULT_KINDS]
         object.__setattr__(self, "_kinds", tuple(kinds))
         object.__setattr__(self, "_masked", {})
+        object.__setattr__(self, "_chars", [0])
 
     def segments(self, text: str) -> list[Segment]:
         """``text`` cut into plain pieces and volatile parts, in order; joined, they are
@@ -114,16 +121,31 @@ class Masker:
     def text(self, value: str) -> str:
         """The masked key of ``value``: case-folded, white space made one space, each volatile
         part replaced by its key (``<id>``, ``<date>``, ``<time>``, ``#``, ``<masked>``). The
-        same text gives the same object (the last ``MAX_MASKED`` texts are remembered)."""
+        same text gives the same object (the texts last seen are remembered: ``_masked``)."""
+        return self._forms(value)[0]
+
+    def said(self, value: str) -> str:
+        """``value`` as said: as written, its white space made one space (remembered with
+        ``text``)."""
+        return self._forms(value)[1]
+
+    def _forms(self, value: str) -> tuple[str, str]:
         known = self._masked.get(value)
         if known is not None:
             return known
-        folded = " ".join(value.split()).casefold()
-        masked = "".join(kind.key if kind else piece for piece, kind in self.segments(folded))
-        if len(self._masked) >= MAX_MASKED:
+        said = " ".join(value.split())
+        masked = "".join(
+            kind.key if kind else piece for piece, kind in self.segments(said.casefold())
+        )
+        forms = (masked, said)
+        size = len(value) + len(said) + len(masked)
+        if len(self._masked) >= MAX_MASKED or self._chars[0] + size > MAX_MASKED_CHARS:
             self._masked.clear()
-        self._masked[value] = masked
-        return masked
+            self._chars[0] = 0
+        if size <= MAX_MASKED_CHARS:
+            self._masked[value] = forms
+            self._chars[0] += size
+        return forms
 
     def volatile(self, value: str) -> bool:
         """Whether ``value`` has a volatile part."""

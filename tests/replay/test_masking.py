@@ -8,6 +8,7 @@ import re
 import pytest
 
 from emulator.explore.states import Masker as ExploreMasker
+from emulator.replay import masking
 from emulator.replay.masking import DEFAULT_MASKER, Masker, MaskError, escape
 
 TEXTS = [
@@ -92,3 +93,23 @@ def test_escape_keeps_text_readable_and_exact() -> None:
 def test_bad_masks_are_refused(extra: tuple[str, ...], message: str) -> None:
     with pytest.raises(MaskError, match=re.escape(message)):
         Masker(extra=extra)
+
+
+def test_a_text_is_masked_and_said_once_and_what_is_kept_is_bounded_in_characters() -> None:
+    """A prompt heard in every call is made once (the same objects again), as said and as its
+    key; what a masker keeps is bounded in characters as well as texts (``MAX_MASKED_CHARS``:
+    prompts of 750 KB, each with a number of its own, could keep 1.4 GB at 1,024 texts)."""
+    masker = Masker()
+    said = masker.said("You  owe\n 12 dollars.")
+    assert (
+        said == "You owe 12 dollars."
+        and masker.text("You  owe\n 12 dollars.") == "you owe # dollars."
+    )
+    assert masker.said("You  owe\n 12 dollars.") is said
+    long = "x" * 750_000
+    for n in range(12):  # seven fit
+        assert masker.said(f"{long}  {n}") == f"{long} {n}"
+        kept = sum(len(k) + len(a) + len(b) for k, (a, b) in masker._masked.items())
+        assert kept <= masking.MAX_MASKED_CHARS
+    huge = "y" * (masking.MAX_MASKED_CHARS + 1)
+    assert masker.text(huge) == huge and huge not in masker._masked  # too long to keep
