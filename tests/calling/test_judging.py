@@ -183,3 +183,35 @@ def test_request_and_response_events_keep_binary_bodies_as_blobs() -> None:
     assert blob is None
     assert response["body"] == "{}"
     assert response["summary"] == "← 200 in 12 ms"
+
+
+def test_what_the_judgements_remembered_take_is_bounded() -> None:
+    """A bot whose Workflows differ from call to call fills the judgements remembered. Each
+    keeps the JSON and the Workflow, some seven times its body: 100 bodies of 60 KB (under the
+    old 64 KB limit) held 30 MiB, and the 512 remembered up to 473 MiB. Only bodies up to
+    ``JUDGE_CACHE_MAX_BODY`` (8 KB) are remembered now."""
+    import gc
+    import json
+    import tracemalloc
+
+    from emulator.calling.judging import JUDGE_CACHE_MAX_BODY
+    from emulator.calling.rules import RuleContext
+
+    def body(n: int) -> bytes:
+        prompts = [{"value": f"prompt {n} {i} " + "x" * 40} for i in range(880)]
+        return json.dumps({
+            "actions": [{"operationId": "p", "action": "playPrompt", "prompts": prompts}],
+            "links": {"callback": "https://127.0.0.1:1/cb"},
+        }).encode()  # fmt: skip
+
+    assert JUDGE_CACHE_MAX_BODY < len(body(0)) < 64 * 1024
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for n in range(100):
+            judge(body(n), RuleContext())
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 3 * 2**20, f"{held / 2**20:.0f} MiB held"
