@@ -29,7 +29,11 @@ class DrawnSteps(Sequence[Step]):
     timeout after the step is read). When the last step drawn is read again after the bot has
     sent another Workflow, it has not been used, and was drawn for a state that is gone:
     ``renew`` may draw it again for the state of now (None: it stays). The engine never acted
-    on the step it replaces, so the steps, replayed as a written script, make the same call."""
+    on the step it replaces, so the steps, replayed as a written script, make the same call.
+    A hang-up that waits for another action (``HangUp.during``) is the exception: the engine
+    acts on it by reading it (the caller gives no more input in that turn), so it is never
+    drawn again (it was, and a call that waited out a menu's silence was replayed as one that
+    pressed a key there)."""
 
     def __init__(
         self,
@@ -60,7 +64,9 @@ class DrawnSteps(Sequence[Step]):
             return self.drawn[index]
         if self.epoch is not None and index == len(self.drawn) - 1 and not self.done:
             now = self.epoch()
-            if now != self.drawn_in and self.renew is not None:
+            last = self.drawn[index]
+            waits = isinstance(last, HangUp) and last.during is not None
+            if now != self.drawn_in and self.renew is not None and not waits:
                 step = self.renew()
                 if step is not None:
                     self.drawn[index] = step

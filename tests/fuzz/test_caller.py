@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from emulator.calling.caller import HangUp, Press, Silence, Step
+from emulator.calling.model import ActionType
 from emulator.fuzz.caller import DrawnSteps, Listening
 
 
@@ -64,3 +65,19 @@ def test_a_step_read_again_after_another_workflow_is_drawn_again_for_the_state_o
     epoch[0] = 3
     assert drawn[1] == Press("2") and renewed == []  # renew said None: it stays
     assert drawn[0] == Silence(6.0)  # not the last step: never drawn again
+
+
+def test_a_hang_up_waiting_for_another_action_is_never_drawn_again() -> None:
+    """Regression: a hang-up drawn to come 1 s into the next prompt keeps the caller silent in
+    the turn where the engine reads it, so it was acted on. It was drawn again at the next
+    Workflow, and a call that had waited out the operator's hold menu (``press 9``, the
+    hang-up, then ``press #`` drawn again over it) was written as ``press 9; press #``, which
+    presses ``#`` at the hold menu when replayed: ``botemu fuzz --seed 16`` against the
+    operator bot reported its failure as not confirmed."""
+    epoch = [1]
+    waiting = HangUp(ActionType.PLAY_PROMPT, 1.0)
+    queue: list[Step | None] = [Press("9"), waiting]
+    drawn = DrawnSteps(lambda: queue.pop(0), 8, lambda: epoch[0], lambda: Press("#"))
+    assert drawn[0] == Press("9") and drawn[1] == waiting
+    epoch[0] = 2
+    assert drawn[1] == waiting and drawn.steps == (Press("9"), waiting)
