@@ -85,7 +85,7 @@ async def test_the_search_finds_each_three_step_bug_well_before_a_random_walk_wo
 ) -> None:
     """A random walk over the same moves takes a median of 158 to 269 calls for these bugs
     (``benchmarks/fuzz.py``, 20 seeds). The search, seeds 1 to 3, finds each within 500 (at
-    most 223 when this was written; medians over 20 seeds 25.5 to 97)."""
+    most 223 when this was written; medians over 20 seeds 25.5 to 146)."""
     url = str((await aiohttp_server(make_deep_bot(name))).make_url("/api/calls"))
     found = [await asyncio.to_thread(calls_to_find, url, tmp_path, seed, 500) for seed in (1, 2, 3)]
     assert None not in found, found
