@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from emulator.errors import BotemuError
+from emulator.jsonpos import compose_yaml
 from emulator.scenario.model import Scenario
 from emulator.scenario.reports import SkippedResult
 
@@ -59,7 +60,7 @@ def read_config(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = compose_yaml(text)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
