@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import socket
 import subprocess
@@ -28,6 +29,15 @@ _issued: set[int] = set()
 _pick = random.Random()
 
 
+def _worker() -> tuple[int, int]:
+    """This pytest-xdist worker's number and the number of workers ((0, 1) without xdist)."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if name.startswith("gw") and name[2:].isdigit() and count.isdigit() and int(count) > 0:
+        return int(name[2:]) % int(count), int(count)
+    return 0, 1
+
+
 def ephemeral_range() -> tuple[int, int]:
     """The ports the kernel hands out for binds to port 0 and for outgoing connections."""
     try:
@@ -43,10 +53,17 @@ def free_port() -> int:
     The port comes from outside the kernel's ephemeral range and is never handed out twice in
     a run: a port freshly freed by a bind to port 0 could be taken by any outgoing connection
     (the suite opens thousands) or port-0 server before the test binds it again, which made
-    binds fail with "address already in use" now and then.
+    binds fail with "address already in use" now and then. Each pytest-xdist worker has ports
+    of its own (the port's remainder by the number of workers is the worker's number): two
+    workers once drew the same port, the other's bot (``replay_bots.py``'s ``swapped``, sales
+    on 2) took it first, and a live call of ``tests/calling/test_live.py`` went to it, since
+    ``bot_process`` waits for the port to take connections, whoever listens.
     """
     low, high = ephemeral_range()
-    pool = range(20000, low) if low > 21000 else range(high + 1, 65536)
+    pool: range | list[int] = range(20000, low) if low > 21000 else range(high + 1, 65536)
+    worker, workers = _worker()
+    if workers > 1:
+        pool = [port for port in pool if port % workers == worker]
     for _ in range(500):
         port = _pick.choice(pool)
         if port in _issued:
@@ -59,7 +76,7 @@ def free_port() -> int:
                 continue
         _issued.add(port)
         return port
-    raise RuntimeError(f"no free loopback port in {pool.start}-{pool.stop - 1}")
+    raise RuntimeError(f"no free loopback port in {min(pool)}-{max(pool)}")
 
 
 def control_headers(app: web.Application) -> dict[str, str]:
@@ -168,6 +185,12 @@ def bot_process(command: list[str], port: int, what: str) -> Iterator[str]:
     import time
 
     root = Path(__file__).resolve().parent.parent
+    try:  # something else answers there already: its answers would be taken for the bot's
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    except OSError:
+        pass
+    else:
+        raise RuntimeError(f"port {port} for {what} is taken")
     proc = subprocess.Popen([sys.executable, *command], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:

@@ -37,3 +37,24 @@ def test_a_port_someone_listens_on_is_not_handed_out(monkeypatch: pytest.MonkeyP
         s.listen()
         port = free_port()
     assert port != taken
+
+
+def test_each_xdist_worker_has_ports_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: two workers drew the same port; the other's bot (sales on 2) took it first,
+    and a live call went to it (``choice=support`` for the key 1)."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    for worker in range(4):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{worker}")
+        assert {free_port() % 4 for _ in range(20)} == {worker}
+
+
+def test_a_bot_process_refuses_a_port_something_else_answers_on() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with (
+            pytest.raises(RuntimeError, match=f"port {port} for the test's bot is taken"),
+            support.bot_process(["-c", "pass"], port, "the test's bot"),
+        ):
+            pass
