@@ -20,51 +20,10 @@ from emulator.jsonutil import child
 Position = tuple[int, int]
 
 
-_LIBYAML: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
-"""libyaml's safe loader, where PyYAML was built with it (its wheels are)."""
-
-
-def compose_yaml(text: str) -> yaml.Node | None:
-    """The node tree of the one YAML document of ``text`` (None: no document), as
-    ``yaml.compose`` with the safe loader gives it: by libyaml where it is there (a hundred
-    times faster: 0.03 s against 3.1 s for an 860 KB file), else, and whenever libyaml refuses
-    the text, by PyYAML's own composer, so that every error is PyYAML's, message and mark. The
-    two give the same nodes, tags and marks (line, column and index, in characters; a plain
-    scalar's ``style`` is None from one and "" from the other); a text that starts with a
-    byte-order mark goes to PyYAML, whose indexes count it."""
-    if _LIBYAML is not None and not text.startswith("\ufeff"):
-        try:
-            if _nested_within(text, LIBYAML_DEPTH, _LIBYAML):
-                return yaml.compose(text, Loader=_LIBYAML)
-        except yaml.YAMLError:
-            pass
-    return yaml.compose(text, Loader=yaml.SafeLoader)
-
-
-LIBYAML_DEPTH = 100
-"""The deepest nesting ``compose_yaml`` gives libyaml's composer, which recurses in C with no
-check (a text nested 100,000 deep crashes the interpreter); deeper text goes to PyYAML's, which
-raises ``RecursionError`` as it always did."""
-
-
-def _nested_within(text: str, depth: int, loader: type[yaml.CSafeLoader]) -> bool:
-    """Whether no collection of ``text`` is nested more than ``depth`` deep, read from libyaml's
-    parser, which keeps its own stack (its events, in order)."""
-    level = 0
-    for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            level += 1
-            if level > depth:
-                return False
-        elif isinstance(event, yaml.CollectionEndEvent):
-            level -= 1
-    return True
-
-
 def locate(text: str) -> dict[str, Position]:
     """Path -> (line, column) of every value in ``text``."""
     try:
-        root = compose_yaml(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, ValueError, RecursionError):
         return {}
     positions: dict[str, Position] = {}

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import yaml
 
-from emulator.jsonpos import NUMBER_TOO_LONG, compose_yaml, is_number_too_long, long_number_at
+from emulator.jsonpos import NUMBER_TOO_LONG, is_number_too_long, long_number_at
 from emulator.jsonutil import JSON
 from emulator.manifest.document import ManifestError, Position, child
 
@@ -146,7 +146,7 @@ def _mark(node: yaml.Node) -> Position:
 
 def parse_yaml(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
     try:
-        root = compose_yaml(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
         reader = _YamlReader()
         value = reader.value(root, "", record=True) if root is not None else None
     except yaml.MarkedYAMLError as e:

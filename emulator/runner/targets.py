@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 import yaml
 
 from emulator.errors import BotemuError
-from emulator.jsonpos import compose_yaml
 from emulator.scenario.model import Scenario
 from emulator.scenario.reports import SkippedResult
 
@@ -60,7 +59,7 @@ def read_config(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     try:
-        node = compose_yaml(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

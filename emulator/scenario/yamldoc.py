@@ -17,7 +17,6 @@ from typing import TypeAlias
 import yaml
 
 from emulator.inputs import InputError, read_bytes
-from emulator.jsonpos import compose_yaml
 
 MAX_BYTES = 1024 * 1024
 MAX_VALUES = 100_000
@@ -83,7 +82,7 @@ def read_file(path: Path) -> str:
 def compose(text: str) -> yaml.Node | None:
     """The node tree of one YAML document (None for an empty one); raises ``YamlError``."""
     try:
-        return compose_yaml(text)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as e:
         line, column, message = _syntax_message(e)
         mark = e.problem_mark
@@ -255,7 +254,7 @@ class Reader:
         tag, text = node.tag, str(node.value)
         if tag in (_TAG + "str", _TAG + "timestamp"):  # a date is text to a scenario
             return text
-        if not node.style:
+        if node.style is None:
             self.plain[path] = node
         if tag == _TAG + "null":
             return None
@@ -271,7 +270,7 @@ class Reader:
         except ValueError:
             self.problems.append(Problem(path, f"the number {short(text)} is too long: quote it"))
             return text
-        if not node.style and decimal != text:
+        if node.style is None and decimal != text:
             self.problems.append(Problem(path, _lossy_number(path, text, decimal)))
         return value
 
