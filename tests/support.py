@@ -34,6 +34,8 @@ def _worker() -> tuple[int, int]:
     name = os.environ.get("PYTEST_XDIST_WORKER", "")
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if name.startswith("gw") and name[2:].isdigit() and count.isdigit() and int(count) > 0:
+        # a worker started again after one crashed is numbered on (gw4 of 4): it shares the
+        # ports of the one its number falls on
         return int(name[2:]) % int(count), int(count)
     return 0, 1
 
@@ -196,6 +198,8 @@ def bot_process(command: list[str], port: int, what: str) -> Iterator[str]:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
+            if proc.poll() is not None:  # it could not listen (the port taken since): never
+                raise RuntimeError(f"{what} exited ({proc.returncode}) before it listened")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break

@@ -58,3 +58,9 @@ def test_a_bot_process_refuses_a_port_something_else_answers_on() -> None:
             support.bot_process(["-c", "pass"], port, "the test's bot"),
         ):
             pass
+
+
+def test_a_bot_process_that_exits_before_it_listens_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match=r"the test's bot exited \(3\) before it listened"):
+        with support.bot_process(["-c", "raise SystemExit(3)"], free_port(), "the test's bot"):
+            pass
