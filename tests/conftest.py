@@ -44,8 +44,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 class KeyPool:
     """botemu's signing keys for the tests of one process: real keys (RSA, 2048 bits), each
     made once and given again in the next test file. A key takes 30 to 300 ms of CPU to make,
-    and the suite's workers made about 490 (85 s of CPU, a sixth of the suite's); now a few a
-    worker. A test file is given the pool's keys from its first, in order: every key made in
+    and the suite's workers made about 490 (85 s of CPU, a sixth of the suite's); now 127 in
+    all (a file needs as many as it makes). A test file is given the pool's keys from its first, in order: every key made in
     one file (its tests and its fixtures, whatever their scope) is a different key, as made
     keys are. No key store a file makes outlives the file, but the session's botemu of the
     pytest plugin (``emulator.pytest_plugin``), which only ``tests/test_pytest_plugin.py`` uses.

@@ -62,10 +62,9 @@ def free_port() -> int:
     ``bot_process`` waits for the port to take connections, whoever listens.
     """
     low, high = ephemeral_range()
-    pool: range | list[int] = range(20000, low) if low > 21000 else range(high + 1, 65536)
+    whole = range(20000, low) if low > 21000 else range(high + 1, 65536)
     worker, workers = _worker()
-    if workers > 1:
-        pool = [port for port in pool if port % workers == worker]
+    pool = range(whole.start + (worker - whole.start) % workers, whole.stop, workers)
     for _ in range(500):
         port = _pick.choice(pool)
         if port in _issued:
@@ -78,7 +77,7 @@ def free_port() -> int:
                 continue
         _issued.add(port)
         return port
-    raise RuntimeError(f"no free loopback port in {min(pool)}-{max(pool)}")
+    raise RuntimeError(f"no free loopback port in {whole.start}-{whole.stop - 1}")
 
 
 def control_headers(app: web.Application) -> dict[str, str]:

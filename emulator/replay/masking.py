@@ -139,12 +139,13 @@ class Masker:
         )
         forms = (masked, said)
         size = len(value) + len(said) + len(masked)
+        if size > MAX_MASKED_CHARS:
+            return forms  # too long to keep: what is kept stays
         if len(self._masked) >= MAX_MASKED or self._chars[0] + size > MAX_MASKED_CHARS:
             self._masked.clear()
             self._chars[0] = 0
-        if size <= MAX_MASKED_CHARS:
-            self._masked[value] = forms
-            self._chars[0] += size
+        self._masked[value] = forms
+        self._chars[0] += size
         return forms
 
     def volatile(self, value: str) -> bool:

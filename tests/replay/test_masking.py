@@ -111,5 +111,7 @@ def test_a_text_is_masked_and_said_once_and_what_is_kept_is_bounded_in_character
         assert masker.said(f"{long}  {n}") == f"{long} {n}"
         kept = sum(len(k) + len(a) + len(b) for k, (a, b) in masker._masked.items())
         assert kept <= masking.MAX_MASKED_CHARS
+    kept = dict(masker._masked)
     huge = "y" * (masking.MAX_MASKED_CHARS + 1)
     assert masker.text(huge) == huge and huge not in masker._masked  # too long to keep
+    assert masker._masked == kept  # and what was kept stays
