@@ -212,7 +212,9 @@ def compare(args: argparse.Namespace) -> None:
     for name, runs in found.items():
         rates[name] = statistics.median(r["calls"] for r in runs)
         ratio = statistics.median(statistics.median(r["ratios"]) for r in runs)
-        print(f"  {name}: {rates[name]:.1f} calls/s, requests / raw POSTs {ratio:.2f}")
+        cpu = {k: statistics.median(r["cpu"][k] for r in runs) for k in ("botemu", "loop")}
+        print(f"  {name}: {rates[name]:.1f} calls/s, requests / raw POSTs {ratio:.2f}; "
+              f"CPU per bot request {cpu['botemu']:.0f} µs (event loop {cpu['loop']:.0f})")  # fmt: skip
     print(
         f"  this build / {args.against}: {rates['this build'] / rates[str(args.against)]:.2f} "
         "of its calls per second"
