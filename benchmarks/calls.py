@@ -25,8 +25,10 @@ POSTs carry the same token: both sides pay the bot's token check.
 
 With ``--against DIR`` (a ``git archive COMMIT emulator`` extracted into DIR) the whole
 measure runs in turns on this build and on that one, each in a process of its own (the bot is
-this tree's), ``--builds`` times, and both are printed with the ratio between their calls per
-second.
+this tree's), ``--builds`` times, and both are printed with their CPU per bot request and the
+ratio between their calls per second. A build from before calling tokens (such as 0091031, the
+last build before the Bearer token on calling requests) runs too, without ``--token``: this
+script imports the token code only with ``--token``.
 
 Asserts nothing about time. Run: ``python benchmarks/calls.py [--calls 200] [--concurrency 4]
 [--token] [--against DIR [--builds 3]]``.
