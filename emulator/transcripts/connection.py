@@ -17,7 +17,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from emulator.transcripts.queries import EVENTS_PER_INSERT, INSERT_EVENT, insert_events
+from emulator.transcripts.queries import (
+    COUNT_WORKFLOW,
+    COUNT_WORKFLOWS,
+    EVENTS_PER_INSERT,
+    FINISH,
+    INSERT_CALL,
+    INSERT_EVENT,
+    insert_events,
+)
 from emulator.transcripts.records import TranscriptError, reason_of
 from emulator.transcripts.schema import connect
 from emulator.transcripts.writer import WriteBehind
@@ -95,6 +103,46 @@ def _segments(items: Sequence[tuple[object, ...]]) -> list[tuple[object, list[An
     return out
 
 
+def _grouped(items: Sequence[tuple[object, ...]]) -> list[tuple[object, list[Any]]] | None:
+    """A batch as four runs of statements: the calls started, every event row (in order), the
+    Workflows counted (one update a call), the calls finished; None when that order would not
+    leave the tables as the batch's own order does (an item of another kind, or an event of a
+    call after its end). Each call's start comes before its events and its end after them, as
+    in the queue; a Workflow's count touches only its own column. So a commit runs a few
+    statements, not one for each run of events between other statements (some ten a call):
+    each statement takes the GIL back from the event loop after SQLite ran it."""
+    started: list[Any] = []
+    rows: list[Any] = []
+    counted: dict[object, int] = {}
+    finished: list[Any] = []
+    ended: set[object] = set()
+    for sql, params in items:
+        if sql is EVENT_ROWS:
+            if ended and params[0][0] in ended:  # type: ignore[index]
+                return None
+            rows.extend(params)  # type: ignore[arg-type]
+        elif sql is INSERT_CALL:
+            started.append(params)
+        elif sql is COUNT_WORKFLOW:
+            call = params[0]  # type: ignore[index]
+            counted[call] = counted.get(call, 0) + 1
+        elif sql is FINISH:
+            finished.append(params)
+            ended.add(params[3])  # type: ignore[index]
+        else:
+            return None
+    out: list[tuple[object, list[Any]]] = []
+    if started:
+        out.append((INSERT_CALL, started))
+    if rows:
+        out.append((None, rows))
+    if counted:
+        out.append((COUNT_WORKFLOWS, [(n, call) for call, n in counted.items()]))
+    if finished:
+        out.append((FINISH, finished))
+    return out
+
+
 class StoreConnection:
     """A transcript database's connection. Thread-safe: one connection guarded by a lock."""
 
@@ -152,13 +200,15 @@ class StoreConnection:
             raise TranscriptError(reason_of(e), path=self._label) from e
 
     def _commit_rows(self, items: Sequence[tuple[object, ...]]) -> None:
-        """The writer thread's group commit: every queued statement, in order, in one
-        transaction. Runs of event rows go in as multi-row INSERTs (``_plan``); a batch of
-        at most one such INSERT is its own transaction, without BEGIN and COMMIT."""
+        """The writer thread's group commit: every queued statement in one transaction, as
+        ``_grouped`` orders them (or else in the queue's order). Event rows go in as multi-row
+        INSERTs (``_plan``); a batch of at most one such INSERT is its own transaction, without
+        BEGIN and COMMIT."""
         with self._lock:
             conn = self._conn
             try:
-                segments = _segments(items)
+                grouped = _grouped(items)
+                segments = grouped if grouped is not None else _segments(items)
                 if len(segments) == 1 and segments[0][0] is None:
                     plan = _plan(segments[0][1])
                     if len(plan) <= 1:
@@ -168,6 +218,8 @@ class StoreConnection:
                 for sql, params in segments:
                     if sql is None:
                         _run(conn, _plan(params))
+                    elif grouped is not None:
+                        conn.executemany(sql, params)  # type: ignore[arg-type]
                     else:
                         conn.execute(sql, params)  # type: ignore[arg-type]
                 conn.execute("COMMIT")

@@ -8,7 +8,7 @@ taking whatever has gathered since its last commit in one transaction (group com
 
 What this trades: an event is committed moments after it is appended instead of before
 ``append`` returns, so a ``kill -9`` can lose the events still queued (typically a few
-milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds, 5 ms);
+milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds, 20 ms);
 nothing that was committed is ever lost. Every read waits for the queue to drain first, so
 readers always see every event appended before the read.
 """
@@ -22,16 +22,20 @@ from typing import Any
 
 Row = tuple[Any, ...]
 
-GATHER = 0.005
+GATHER = 0.02
 """Seconds the writer gathers rows before each commit (and before going idle when none came).
 Rows submitted meanwhile join the commit without waking it, so a busy session makes at most
-two hundred commits a second however many events it appends. Each commit takes the GIL back
-several times (after its wait, and after each call into SQLite, which releases it), and while
-the event loop is busy each time costs both threads far more than the commit's own work: the
-loop signals the waiting writer, and the writer wakes, at every system call the loop makes
-until the writer gets the GIL (``benchmarks/connector.py``, four paired runs: 2 ms cost the
-event loop 0-20 µs more CPU per connector activity, and the writer 3-15 µs more, than 5 ms;
-docs/connector.md, "Third pass"). ``flush`` (every read) cuts the wait short."""
+fifty commits a second however many events it appends. Each commit takes the GIL back several
+times (after its wait, and after each statement SQLite runs, which releases it), and while the
+event loop is busy each time costs both threads far more than the commit's own work: the loop
+signals the waiting writer, and the writer wakes, at every system call the loop makes until
+the writer gets the GIL. A commit runs a few statements however many calls it holds
+(``connection._grouped``), so the fewer commits, the fewer of those hand-offs. It was 2 ms,
+then 5 ms (``benchmarks/connector.py``, four paired runs: 2 ms cost the event loop 0-20 µs more
+CPU per connector activity, and the writer 3-15 µs more, than 5 ms; docs/connector.md, "Third
+pass"); 20 ms with the grouped commits took the calls benchmark's CPU per bot request from 931
+to 815 µs (``benchmarks/calls.py --against``, the build before, six runs each in turns;
+docs/transcripts.md). ``flush`` (every read) cuts the wait short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
 

@@ -12,7 +12,9 @@ import pytest
 from emulator.jsonutil import JSON
 from emulator.transcripts.connection import EVENT_ROWS, event_row, insert_event_rows
 from emulator.transcripts.queries import (
+    COUNT_WORKFLOW,
     EVENTS_PER_INSERT,
+    FINISH,
     INSERT_CALL,
     INSERT_EVENT,
     insert_events,
@@ -220,3 +222,104 @@ def test_appends_of_two_stores_to_one_call_interleave_without_a_lost_event(tmp_p
     finally:
         first.close()
         second.close()
+
+
+# --- a batch of several calls: grouped into a few statements ---------------------------------
+
+
+def call_row(call_id: str) -> tuple[object, ...]:
+    return (call_id, "call", "b", None, None, None, 1.0, None, None)
+
+
+def finding_row(call_id: str, seq: int, vtime: float, severity: str) -> tuple[object, ...]:
+    payload = f'{{"summary":"x","severity":"{severity}"}}'.encode()
+    return event_row(call_id, seq, vtime, 2.0, "finding", payload, None)
+
+
+def note_row(call_id: str, seq: int, vtime: float) -> tuple[object, ...]:
+    blob = b"x" if seq == 2 else None
+    return event_row(call_id, seq, vtime, 2.0, "note", b'{"summary":"n"}', blob)
+
+
+def tables(store: TranscriptStore) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    conn = store._conn
+    calls = conn.execute("SELECT * FROM calls ORDER BY id").fetchall()
+    events = conn.execute("SELECT call_id, seq, vtime, wall, kind, payload, has_blob, blob"
+                          " FROM events ORDER BY call_id, seq").fetchall()  # fmt: skip
+    return calls, events
+
+
+def one_by_one(path: Path, batch: list[tuple[object, Sequence[object]]]) -> TranscriptStore:
+    """A store that committed ``batch`` an item at a time, in order: what the batch must leave."""
+    store = TranscriptStore(path)
+    for item in batch:
+        store._commit_rows([item])
+    return store
+
+
+def test_a_batch_of_several_calls_goes_in_a_few_statements_and_leaves_what_its_order_does(
+    tmp_path: Path,
+) -> None:
+    batch: list[tuple[object, Sequence[object]]] = [
+        (INSERT_CALL, call_row("c1")),
+        (EVENT_ROWS, [note_row("c1", 1, 0.5), finding_row("c1", 2, 1.0, "warning")]),
+        (COUNT_WORKFLOW, ("c1",)),
+        (INSERT_CALL, call_row("c2")),
+        (EVENT_ROWS, [finding_row("c2", 1, 0.25, "error")]),
+        (COUNT_WORKFLOW, ("c1",)),
+        (EVENT_ROWS, [note_row("c1", 3, 2.0)]),
+        (FINISH, (9.0, "bot hung up", True, "c1")),
+        (COUNT_WORKFLOW, ("c2",)),
+        (EVENT_ROWS, [note_row("c2", 2, 3.5), finding_row("c2", 3, 4.0, "warning")]),
+        (FINISH, (9.5, "caller hung up", None, "c2")),
+    ]
+    with TranscriptStore(tmp_path / "grouped.db") as store:
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        store._commit_rows(batch)
+        store._conn.set_trace_callback(None)
+        with one_by_one(tmp_path / "in-order.db", batch) as expected:
+            assert tables(store) == tables(expected)
+        calls, _ = tables(store)
+        assert len(calls) == 2
+        one, two = store.call("c1"), store.call("c2")
+        assert one is not None and (one.workflows, one.errors, one.warnings) == (2, 0, 1)
+        assert two is not None and (two.workflows, two.errors, two.warnings) == (1, 1, 1)
+    # the five runs of events in one INSERT (five before); the trace gives each statement's
+    # SQL with its values, as often as SQLite starts it or one of its triggers
+    inserts = {s for s in statements if s.startswith("INSERT INTO events")}
+    assert len(inserts) == 1
+    assert sum(s.startswith("UPDATE calls SET workflows") for s in statements) == 2  # a call each
+
+
+def test_an_event_after_its_calls_end_keeps_the_batch_in_its_own_order(tmp_path: Path) -> None:
+    """Grouped, the end would be counted after the late event (its vtime, its finding): the
+    batch is committed in its order instead."""
+    batch: list[tuple[object, Sequence[object]]] = [
+        (INSERT_CALL, call_row("c1")),
+        (EVENT_ROWS, [finding_row("c1", 1, 1.0, "error")]),
+        (FINISH, (9.0, "bot hung up", False, "c1")),
+        (EVENT_ROWS, [finding_row("c1", 2, 5.0, "warning")]),
+        (COUNT_WORKFLOW, ("c1",)),
+    ]
+    with TranscriptStore(tmp_path / "t.db") as store:
+        store._commit_rows(batch)
+        with one_by_one(tmp_path / "in-order.db", batch) as expected:
+            assert tables(store) == tables(expected)
+        summary = store.call("c1")
+        assert summary is not None and summary.vtime == 1.0 and summary.workflows == 1
+
+
+def test_a_grouped_batch_that_fails_commits_none_of_it(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.db") as store:
+        store._commit_rows([(INSERT_CALL, call_row("c1"))])
+        batch: list[tuple[object, Sequence[object]]] = [
+            (INSERT_CALL, call_row("c2")),
+            (EVENT_ROWS, [note_row("c2", 1, 0.5)]),
+            (COUNT_WORKFLOW, ("c2",)),
+            (INSERT_CALL, call_row("c1")),  # a clash: c1 exists
+        ]
+        with pytest.raises(TranscriptError, match="could not commit events"):
+            store._commit_rows(batch)
+        assert store.call("c2") is None
+        assert not store._conn.in_transaction
