@@ -53,10 +53,13 @@ from emulator.transcripts.records import (
     TranscriptError,
     load_payload,
     payload_text,
+    reason_of,
     summary_of,
     unknown_call,
 )
 from emulator.transcripts.schema import APPLICATION_ID, SCHEMA_VERSION
+
+_INSERT_PLAIN = insert_events(1, plain=True)
 
 __all__ = [
     "APPLICATION_ID",
@@ -214,13 +217,19 @@ class TranscriptStore(ExplorationStore):
                 self._writer.submit((EVENT_ROWS, (row,)))
             return seq
         last = self._seqs.get(call_id)
-        if last is not None:  # the common case, committed now: one statement, no plan
+        if last is not None and self._writer is None:  # the common case, committed now: one
+            # statement, no plan; ``_read`` written out (it has no queue to wait for here)
             row = event_row(call_id, last + 1, vtime, self._clock(), str(kind), text, blob)
-            with self._read() as conn:
+            with self._lock:
+                if self._closed:
+                    raise TranscriptError("the store is closed", path=self._label)
                 try:
-                    conn.execute(insert_events(1, plain=len(row) == PLAIN_ROW), row)
+                    self._conn.execute(_INSERT_PLAIN if len(row) == PLAIN_ROW else INSERT_EVENT,
+                                       row)  # fmt: skip
                 except sqlite3.IntegrityError:
                     pass  # another writer appended to this call: ``_insert`` looks again
+                except sqlite3.Error as e:
+                    raise TranscriptError(reason_of(e), path=self._label) from e
                 else:
                     self._seqs[call_id] = last + 1
                     return last + 1
