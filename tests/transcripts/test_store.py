@@ -148,6 +148,16 @@ def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
         s.calls()
 
 
+def test_a_closed_store_refuses_an_event_for_a_call_it_started(tmp_path: Path) -> None:
+    """The append committed at once takes the lock itself (not ``_read``): still refused."""
+    s = TranscriptStore(tmp_path / "t.db")
+    call_id = s.start(bot="b")
+    assert s.append(call_id, EventKind.NOTE, {}) == 1
+    s.close()
+    with pytest.raises(TranscriptError, match="closed"):
+        s.append(call_id, EventKind.NOTE, {})
+
+
 # --- writing -----------------------------------------------------------------------------------
 
 
