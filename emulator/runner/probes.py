@@ -140,13 +140,16 @@ async def _probe_transcript(
 ) -> tuple[str, list[StoredEvent]]:
     """The probe conversation's (or ``calling``: call's) transcript, when this store has it
     (an in-process botemu, or a running one sharing the file); otherwise one written here
-    from the route's report."""
+    from the route's report. A calling probe's botemu ends its call after the findings: that
+    end is waited for too, so that the verdict written next is not overwritten by it (another
+    process's writer may still hold it, queued)."""
     store = runner.store
     deadline = time.monotonic() + TRANSCRIPT_SETTLE
-    while store.call(conversation_id) is not None:
+    while (summary := store.call(conversation_id)) is not None:
         events = store.events(conversation_id)
         got = sum(1 for e in events if e.kind == EventKind.FINDING)
-        if got >= len(findings) or time.monotonic() >= deadline:
+        ended = summary.ended is not None or not calling
+        if (got >= len(findings) and ended) or time.monotonic() >= deadline:
             return conversation_id, events
         await asyncio.sleep(POLL)
     kind, caller = ("call", PROBE_CALLER) if calling else ("conversation", PROBE_USER["id"])

@@ -7,7 +7,7 @@ taking whatever has gathered since its last commit in one transaction (group com
 ``sqlite3`` module releases the GIL while SQLite works, so commits run beside the event loop.
 
 What this trades: an event is committed moments after it is appended instead of before
-``append`` returns, so a ``kill -9`` can lose the events still queued (typically a few
+``append`` returns, so a ``kill -9`` can lose the events still queued (typically some tens of
 milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds, 20 ms);
 nothing that was committed is ever lost. Every read waits for the queue to drain first, so
 readers always see every event appended before the read.

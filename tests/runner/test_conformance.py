@@ -33,7 +33,7 @@ from emulator.calling.faults import PlatformFaults
 from emulator.calling.session import CallSettings, place_call
 from emulator.config import BotRegistration, ServiceConfig
 from emulator.conformance.auth import CASES
-from emulator.findings import Severity
+from emulator.findings import Finding, Severity
 from emulator.runner.runner import Runner, ScenarioResult, Target, platform_faults
 from emulator.scenario import ScenarioError, load_scenario_text
 from emulator.scenario.expectations import evaluate
@@ -660,3 +660,30 @@ async def test_ended_by_a_list_passes_any_of_them(
             "caller (caller hung up)"
         ]
     }
+
+
+async def test_a_calling_probes_verdict_waits_for_the_end_its_botemu_writes(tmp_path: Path) -> None:
+    """A running botemu sharing the file ends the probe's call after its findings, from its
+    own writer; the verdict is written only once that end is in the file, or the end would
+    overwrite it (regression: ``probe finished`` became ``auth probe finished``)."""
+    from types import SimpleNamespace
+
+    from emulator.runner.probes import _probe_transcript
+
+    served = TranscriptStore(tmp_path / "t.db")
+    call_id = served.start(bot=APP_ID)
+    finding = Finding("AUTH-AUDIENCE", Severity.ERROR, "$", "accepted")
+    served.append(call_id, EventKind.FINDING, {"summary": str(finding), **finding.to_json()})
+
+    async def end_later() -> None:
+        await asyncio.sleep(0.3)
+        served.finish(call_id, reason="auth probe finished", passed=False)
+
+    runner = SimpleNamespace(store=served, emulator_url="http://127.0.0.1:1")
+    ending = asyncio.create_task(end_later())
+    found, _ = await _probe_transcript(runner, Scenario(name="p", path=Path("p.yaml"), line=1),  # type: ignore[arg-type]
+                                       call_id, (finding,), APP_ID, calling=True)  # fmt: skip
+    summary = served.call(found)
+    assert found == call_id and summary is not None and summary.ended is not None
+    await ending
+    served.close()
