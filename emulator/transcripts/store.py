@@ -214,7 +214,7 @@ class TranscriptStore(ExplorationStore):
                 seq = self._seqs[call_id] + 1
                 self._seqs[call_id] = seq
                 row = event_row(call_id, seq, vtime, self._clock(), str(kind), text, blob)
-                self._writer.submit((EVENT_ROWS, (row,)))
+                self._writer.submit((EVENT_ROWS, (row,)), len(text) + (len(blob) if blob else 0))
             return seq
         last = self._seqs.get(call_id)
         if last is not None and self._writer is None:  # the common case, committed now: one
@@ -251,13 +251,15 @@ class TranscriptStore(ExplorationStore):
             return []
         if self._writer is not None and call_id in self._seqs:
             rows: list[tuple[object, ...]] = []
+            size = 0
             with self._seq_lock:
                 first = seq = self._seqs[call_id] + 1
                 for kind, text, blob in encoded:  # a loop: cheaper than a generator here
                     rows.append(event_row(call_id, seq, vtime, self._clock(), kind, text, blob))
+                    size += len(text) + (len(blob) if blob else 0)
                     seq += 1
                 self._seqs[call_id] = seq - 1
-                self._writer.submit((EVENT_ROWS, rows))
+                self._writer.submit((EVENT_ROWS, rows), size)
             return list(range(first, seq))
         return self._insert(call_id, encoded, vtime)
 

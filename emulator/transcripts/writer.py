@@ -38,6 +38,13 @@ to 815 µs (``benchmarks/calls.py --against``, the build before, six runs each i
 docs/transcripts.md). ``flush`` (every read) cuts the wait short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
+GATHER_BYTES = 1024 * 1024
+"""Bytes of payload (``submit``'s ``size``) that end the gathering at once: what the queue
+holds while the writer gathers is bounded in bytes too, not only in time. A busy calling
+session queues some 200 KB in ``GATHER``; a bot whose every prompt is 750 KB queues far more.
+``botemu explore --max-calls 30 -j 1`` of such a bot (``tests/bots/heavy_flow_bots.py``) peaked
+at 159-174 MiB with 5 ms of gathering, 298-307 MiB with 20 ms and no bound in bytes, 208-227
+MiB with a bound of 4 MiB, and 159-169 MiB with this one."""
 
 
 class WriteBehind:
@@ -46,6 +53,9 @@ class WriteBehind:
     def __init__(self, commit: Callable[[Sequence[Row]], None], *, name: str) -> None:
         self._commit = commit
         self._rows: deque[Row] = deque()
+        self._bytes = 0
+        """Payload bytes submitted since the writer took its last batch (``GATHER_BYTES``);
+        counted without the lock, so only nearly: enough for a bound on gathering."""
         self._cond = threading.Condition()
         self._busy = False
         self._idle = False
@@ -56,16 +66,19 @@ class WriteBehind:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, row: Row) -> None:
-        """Queue a row. The lock is taken only to wake a writer that has gone idle: while it
-        commits or gathers, rows just join the queue (a ``deque`` append is atomic), so a busy
-        session does not pay for a wake-up per event."""
+    def submit(self, row: Row, size: int = 0) -> None:
+        """Queue a row of ``size`` bytes of payload. The lock is taken only to wake a writer
+        that has gone idle, or one gathering once ``GATHER_BYTES`` have come: otherwise rows
+        just join the queue (a ``deque`` append is atomic), so a busy session does not pay for
+        a wake-up per event."""
         if self._error is not None:
             with self._cond:
                 self._raise_if_failed()
         self._rows.append(row)
-        if self._idle:  # set under the lock before the writer's last look at the queue
-            with self._cond:
+        before = self._bytes
+        self._bytes = before + size
+        if self._idle or (before < GATHER_BYTES <= before + size):  # ``_idle``: set under the
+            with self._cond:  # lock before the writer's last look at the queue
                 self._cond.notify_all()
 
     def flush(self) -> None:
@@ -98,7 +111,8 @@ class WriteBehind:
         rows = self._rows
         while True:
             with self._cond:
-                if not self._stopping and not self._flushing and len(rows) < MAX_BATCH:
+                if (not self._stopping and not self._flushing and len(rows) < MAX_BATCH
+                        and self._bytes < GATHER_BYTES):  # fmt: skip
                     self._cond.wait(GATHER)  # rows arriving meanwhile join without a wake-up
                 if not rows and not self._stopping:
                     self._idle = True
@@ -108,6 +122,7 @@ class WriteBehind:
                 if not rows:
                     return
                 batch = []
+                self._bytes = 0
                 while rows:  # popleft, not a copy and clear: a row may arrive in between
                     batch.append(rows.popleft())
                 self._busy = True

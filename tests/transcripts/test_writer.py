@@ -158,3 +158,31 @@ def test_flush_and_close_cut_the_gathering_short(monkeypatch: pytest.MonkeyPatch
     threading.Thread(target=use, daemon=True).start()
     assert done.wait(10.0), "flush or close waited for the gathering"
     assert committed == list(range(21))
+
+
+def test_bytes_past_the_bound_end_the_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the queue holds while the writer gathers is bounded in bytes (``GATHER_BYTES``), not
+    only in time: rows that reach the bound are committed at once (the gathering is an hour
+    here)."""
+    import time
+
+    from emulator.transcripts import writer as module
+
+    monkeypatch.setattr(module, "GATHER", 3600.0)
+    monkeypatch.setattr(module, "GATHER_BYTES", 1000)
+    committed: list[int] = []
+    writer = WriteBehind(lambda rows: committed.extend(r[0] for r in rows), name="test")
+    writer.submit((1,), 10)  # the writer gathers, for an hour
+    writer.submit((2,), 500)
+    time.sleep(0.05)
+    assert committed == []  # 510 bytes: still gathering
+    writer.submit((3,), 600)  # 1,110 bytes: past the bound
+    deadline = time.monotonic() + 5.0
+    while len(committed) < 3 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert committed == [1, 2, 3]
+    writer.submit((4,), 10)  # counted from 0 again: it gathers
+    time.sleep(0.05)
+    assert committed == [1, 2, 3]
+    writer.close()
+    assert committed == [1, 2, 3, 4]
