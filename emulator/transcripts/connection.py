@@ -48,17 +48,39 @@ def event_row(call_id: str, seq: int, vtime: float | None, wall: float, kind: st
 Statement = tuple[str, list[object]]
 
 
+STATEMENT_BYTES = 1024 * 1024
+"""Bytes of payload and blob past which a statement takes no more rows. SQLite copies every
+value a statement binds, so a statement of 128 rows of 750 KB (a batch the writer took after
+falling behind, a prompt of that size in every event) held 96 MB twice over."""
+
+
 def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
     """The multi-row INSERTs of ``rows``, in order: one for each run of rows of one shape (plain
-    or not), ``EVENTS_PER_INSERT`` rows at most to a statement."""
+    or not), ``EVENTS_PER_INSERT`` rows at most to a statement, and no more rows once the
+    statement holds ``STATEMENT_BYTES``."""
     plan: list[Statement] = []
     for length, run in groupby(rows, len):
-        same = list(run)
-        for start in range(0, len(same), EVENTS_PER_INSERT):
-            chunk = same[start : start + EVENTS_PER_INSERT]
-            sql = insert_events(len(chunk), plain=length == PLAIN_ROW)
-            plan.append((sql, list(chain.from_iterable(chunk))))
+        plain = length == PLAIN_ROW
+        chunk: list[tuple[object, ...]] = []
+        size = 0
+        for row in run:
+            chunk.append(row)
+            size += _size(row, plain)
+            if len(chunk) == EVENTS_PER_INSERT or size >= STATEMENT_BYTES:
+                plan.append((insert_events(len(chunk), plain=plain),
+                             list(chain.from_iterable(chunk))))  # fmt: skip
+                chunk, size = [], 0
+        if chunk:
+            plan.append((insert_events(len(chunk), plain=plain), list(chain.from_iterable(chunk))))
     return plan
+
+
+def _size(row: tuple[object, ...], plain: bool) -> int:
+    """The payload's bytes of an event row (``event_row``), and its blob's."""
+    if plain:
+        return len(row[4])  # type: ignore[arg-type]
+    blob = row[7]
+    return len(row[5]) + (len(blob) if blob is not None else 0)  # type: ignore[arg-type]
 
 
 PLAIN_ROW = 5

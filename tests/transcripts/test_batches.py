@@ -323,3 +323,20 @@ def test_a_grouped_batch_that_fails_commits_none_of_it(tmp_path: Path) -> None:
             store._commit_rows(batch)
         assert store.call("c2") is None
         assert not store._conn.in_transaction
+
+
+def test_a_statement_takes_no_more_rows_once_it_holds_a_mebibyte() -> None:
+    """SQLite copies every value a statement binds: a batch of large events (a writer that fell
+    behind, 750 KB prompts) goes in as statements of about a mebibyte, not 128 rows at once."""
+    from emulator.transcripts.connection import STATEMENT_BYTES, _plan
+
+    big = b"x" * (300 * 1024)
+    rows = [event_row("c", seq, 0.5, 1.0, "note", big, b"b" * 10 if seq == 3 else None)
+            for seq in range(1, 11)]  # fmt: skip
+    plan = _plan(rows)
+    per_statement = [len(params) // 8 for _, params in plan]
+    assert per_statement == [4, 4, 2]  # 1.2 MB reach the bound; the last two are what is left
+    assert [params[1::8] for _, params in plan] == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
+    assert 300 * 1024 * 3 < STATEMENT_BYTES <= 300 * 1024 * 4
+    small = [event_row("c", seq, None, 1.0, "note", b"{}", None) for seq in range(1, 301)]
+    assert [len(params) // 5 for _, params in _plan(small)] == [128, 128, 44]
