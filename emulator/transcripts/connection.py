@@ -47,6 +47,9 @@ def event_row(call_id: str, seq: int, vtime: float | None, wall: float, kind: st
 
 Statement = tuple[str, list[object]]
 
+PLAIN_ROW = 5
+"""The length of a plain event's row (``event_row``)."""
+
 
 STATEMENT_BYTES = 1024 * 1024
 """Bytes of payload and blob past which a statement takes no more rows. SQLite copies every
@@ -65,7 +68,7 @@ def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
         size = 0
         for row in run:
             chunk.append(row)
-            size += _size(row, plain)
+            size += row_bytes(row)
             if len(chunk) == EVENTS_PER_INSERT or size >= STATEMENT_BYTES:
                 plan.append((insert_events(len(chunk), plain=plain),
                              list(chain.from_iterable(chunk))))  # fmt: skip
@@ -75,16 +78,13 @@ def _plan(rows: Sequence[tuple[object, ...]]) -> list[Statement]:
     return plan
 
 
-def _size(row: tuple[object, ...], plain: bool) -> int:
-    """The payload's bytes of an event row (``event_row``), and its blob's."""
-    if plain:
+def row_bytes(row: tuple[object, ...]) -> int:
+    """The bytes of an event row's payload and blob (``event_row``): what the writer gathers
+    (``WriteBehind.submit``) and a statement binds are bounded by them."""
+    if len(row) == PLAIN_ROW:
         return len(row[4])  # type: ignore[arg-type]
     blob = row[7]
     return len(row[5]) + (len(blob) if blob is not None else 0)  # type: ignore[arg-type]
-
-
-PLAIN_ROW = 5
-"""The length of a plain event's row (``event_row``)."""
 
 
 def _run(conn: sqlite3.Connection, plan: list[Statement]) -> None:

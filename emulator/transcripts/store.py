@@ -27,7 +27,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from emulator.jsonutil import JSON
-from emulator.transcripts.connection import EVENT_ROWS, PLAIN_ROW, event_row, insert_event_rows
+from emulator.transcripts.connection import (
+    EVENT_ROWS,
+    PLAIN_ROW,
+    event_row,
+    insert_event_rows,
+    row_bytes,
+)
 from emulator.transcripts.explorations import (
     MAX_EXPLORATION_BYTES,
     ExplorationStore,
@@ -214,7 +220,7 @@ class TranscriptStore(ExplorationStore):
                 seq = self._seqs[call_id] + 1
                 self._seqs[call_id] = seq
                 row = event_row(call_id, seq, vtime, self._clock(), str(kind), text, blob)
-                self._writer.submit((EVENT_ROWS, (row,)), len(text) + (len(blob) if blob else 0))
+                self._writer.submit((EVENT_ROWS, (row,)), row_bytes(row))
             return seq
         last = self._seqs.get(call_id)
         if last is not None and self._writer is None:  # the common case, committed now: one
@@ -256,7 +262,7 @@ class TranscriptStore(ExplorationStore):
                 first = seq = self._seqs[call_id] + 1
                 for kind, text, blob in encoded:  # a loop: cheaper than a generator here
                     rows.append(event_row(call_id, seq, vtime, self._clock(), kind, text, blob))
-                    size += len(text) + (len(blob) if blob else 0)
+                    size += row_bytes(rows[-1])
                     seq += 1
                 self._seqs[call_id] = seq - 1
                 self._writer.submit((EVENT_ROWS, rows), size)

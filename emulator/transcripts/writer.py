@@ -33,9 +33,11 @@ the writer gets the GIL. A commit runs a few statements however many calls it ho
 (``connection._grouped``), so the fewer commits, the fewer of those hand-offs. It was 2 ms,
 then 5 ms (``benchmarks/connector.py``, four paired runs: 2 ms cost the event loop 0-20 µs more
 CPU per connector activity, and the writer 3-15 µs more, than 5 ms; docs/connector.md, "Third
-pass"); 20 ms with the grouped commits took the calls benchmark's CPU per bot request from 931
-to 815 µs (``benchmarks/calls.py --against``, the build before, six runs each in turns;
-docs/transcripts.md). ``flush`` (every read) cuts the wait short."""
+pass"); with the grouped commits, 20 ms: the calls benchmark against the build before, in turns
+(``benchmarks/calls.py --against``), gave 815 against 931 µs of CPU per bot request in a first
+run and 687 against 640, then 639 against 644, in two later ones: no gain the noise of a shared
+machine lets us tell, and none lost (docs/transcripts.md). ``flush`` (every read) cuts the wait
+short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
 GATHER_BYTES = 1024 * 1024
