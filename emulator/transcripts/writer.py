@@ -40,6 +40,15 @@ machine lets us tell, and none lost (docs/transcripts.md). ``flush`` (every read
 short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
+QUEUE_BYTES = 16 * 1024 * 1024
+QUEUE_ROWS = 10 * MAX_BATCH
+"""What the queue may hold, in bytes of payload and in rows, while the writer commits the batch
+before: past either, ``submit`` waits until the writer has taken the queue. Producers that
+outrun SQLite (a client uploading large attachments from several connections at once onto a
+slow disk) then go at the writer's pace, as they would with write-behind off, and the queue and
+the batch being committed hold at most about twice this between them. A busy calling session
+queues some 10 MB a second, far less than the writer commits: the wait is for producers that
+would otherwise grow the queue without end."""
 GATHER_BYTES = 1024 * 1024
 """Bytes of payload (``submit``'s ``size``) that end the gathering at once: what the queue
 holds while the writer gathers is bounded in bytes too, not only in time. A busy calling
@@ -65,6 +74,8 @@ class WriteBehind:
         """Threads waiting in ``flush``: the writer then commits without gathering."""
         self._stopping = False
         self._error: BaseException | None = None
+        self.waits = 0
+        """How many times ``submit`` waited for room in the queue (``QUEUE_BYTES``)."""
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -82,6 +93,18 @@ class WriteBehind:
         if self._idle or (before < GATHER_BYTES <= before + size):  # ``_idle``: set under the
             with self._cond:  # lock before the writer's last look at the queue
                 self._cond.notify_all()
+        if before + size >= QUEUE_BYTES or len(self._rows) >= QUEUE_ROWS:
+            self._wait_for_room()
+
+    def _wait_for_room(self) -> None:
+        """Wait (``QUEUE_BYTES``, ``QUEUE_ROWS``) until the writer has taken the queue, or has
+        failed (the next ``submit``, ``flush`` or ``close`` says so), or stopped."""
+        with self._cond:
+            self.waits += 1
+            self._cond.notify_all()  # a writer gathering rows takes them now
+            while ((self._bytes >= QUEUE_BYTES or len(self._rows) >= QUEUE_ROWS)
+                   and self._error is None and self._thread.is_alive()):  # fmt: skip
+                self._cond.wait(1.0)  # woken after each commit; the timeout only a safeguard
 
     def flush(self) -> None:
         """Wait until every row submitted so far is committed."""
@@ -128,6 +151,7 @@ class WriteBehind:
                 while rows:  # popleft, not a copy and clear: a row may arrive in between
                     batch.append(rows.popleft())
                 self._busy = True
+                self._cond.notify_all()  # a producer waiting for room (``QUEUE_BYTES``) goes on
             try:
                 self._commit(batch)
             except BaseException as e:  # surfaced to the next submit, flush or close

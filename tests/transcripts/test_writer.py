@@ -186,3 +186,55 @@ def test_bytes_past_the_bound_end_the_gathering(monkeypatch: pytest.MonkeyPatch)
     assert committed == [1, 2, 3]
     writer.close()
     assert committed == [1, 2, 3, 4]
+
+
+def test_a_producer_that_outruns_the_writer_waits_and_the_queue_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Security (bounded memory): rows submitted faster than the writer commits them wait for
+    room (``QUEUE_BYTES``) instead of growing the queue without end. 64 rows of 256 KiB (16 MiB)
+    against a writer that takes 20 ms a commit and a bound of 1 MiB: the queue and the batch
+    under way hold at most about twice the bound; measured with tracemalloc."""
+    import time
+    import tracemalloc
+
+    from emulator.transcripts import writer as module
+
+    monkeypatch.setattr(module, "QUEUE_BYTES", 1024 * 1024)
+    committed: list[int] = []
+
+    def slow(rows: object) -> None:
+        time.sleep(0.02)
+        committed.extend(r[0] for r in rows)  # type: ignore[attr-defined]
+
+    writer = WriteBehind(slow, name="test")
+    tracemalloc.start()
+    try:
+        for n in range(64):
+            writer.submit((n, bytes(256 * 1024)), 256 * 1024)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    writer.close()
+    assert committed == list(range(64))  # nothing lost, nothing reordered
+    assert writer.waits > 0
+    assert peak < 3 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_a_producer_waiting_for_room_is_let_go_when_the_writer_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A writer that fails does not leave a producer waiting for room for ever: the failure
+    surfaces to the next submit."""
+    from emulator.transcripts import writer as module
+
+    monkeypatch.setattr(module, "QUEUE_ROWS", 4)
+
+    def fail(rows: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    writer = WriteBehind(fail, name="test")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        for n in range(100):
+            writer.submit((n,), 10)
+    writer.close()
