@@ -15,6 +15,13 @@ Both have ``--budget`` calls. Prints, per bot and per depth, the median calls to
 found it within the budget. Asserts nothing. Run from the project root:
 ``python benchmarks/fuzz.py [--seeds 20] [--budget 1000] [--only NAME,...]``. (Calls per second:
 ``benchmarks/fuzz_speed.py``.)
+
+With ``--count`` it runs the fuzzer (``--calls`` calls, seed 1) against the bot with no bug
+(``sound``) and counts, from where each step led, the sequences a bug four steps deep may hang
+on: three steps and a common move after them, within ``--max-steps``, split by whether that
+move ends the call. A call ends once, so it tries one sequence that ends the call, and a search
+that is not told where a bug is can find at most ``--budget`` of them in ``--budget`` calls:
+the share printed is that ceiling for a bug placed on any one of them.
 """
 
 from __future__ import annotations
@@ -34,11 +41,12 @@ from typing import cast
 import aiohttp
 from support import free_port, wait_for
 
-from emulator.calling.caller import CallerScript, Press, Step
+from emulator.calling.caller import CallerScript, Press, Step, describe
 from emulator.calling.faults import NO_FAULTS
 from emulator.calling.session import CallSettings, place_call
 from emulator.explore.edges import moves
 from emulator.fuzz.caller import DrawnSteps, Listening
+from emulator.fuzz.guided import CONTEXT, Guide, Walk
 from emulator.fuzz.search import Fuzzer, Search
 from emulator.fuzz.verdict import judge
 from emulator.transcripts.store import TranscriptStore
@@ -104,6 +112,48 @@ async def walk_calls(url: str, store: TranscriptStore, seed: int, budget: int,
     return None
 
 
+def sequences(url: str, store: TranscriptStore, calls: int, steps: int) -> tuple[int, int]:
+    """(sequences ending the call, sequences going on): each a state, the ``CONTEXT`` steps
+    before it and a common move there, within ``steps`` steps of the first state, as far as
+    ``calls`` calls of the fuzzer saw where each step led."""
+    guides: list[Guide] = []
+    learn = Guide.learn
+
+    def keep(guide: Guide, walk: Walk, end: str) -> int:
+        if not guides:
+            guides.append(guide)
+        return learn(guide, walk, end)
+
+    Guide.learn = keep  # type: ignore[method-assign]
+    try:
+        Fuzzer(CallSettings(bot_url=url, seed=1), store, budget=calls, seed=1,
+               max_steps=steps).run()  # fmt: skip
+    finally:
+        Guide.learn = learn  # type: ignore[method-assign]
+    guide = guides[0]
+    first = next(state for state, way in guide.first.items() if not way)
+    ending: set[tuple[str, tuple[str, ...], str]] = set()
+    going: set[tuple[str, tuple[str, ...], str]] = set()
+    nodes: set[tuple[str, tuple[str, ...]]] = {(first, ())}
+    for _ in range(steps):
+        after: set[tuple[str, tuple[str, ...]]] = set()
+        for state, context in nodes:
+            for offer in guide.offers.get(state, ()):
+                if offer.rare or len(offer.steps) != 1:
+                    continue
+                step = describe(offer.steps[0])
+                there = guide.led.get((state, step))
+                if there is None:
+                    continue  # never taken there: not known
+                if there.startswith("end ") or there == "no input":  # a goodbye's prompt
+                    ending.add((state, context, offer.label))
+                elif there in guide.offers:
+                    going.add((state, context, offer.label))
+                    after.add((there, (*context, step)[-CONTEXT:]))
+        nodes = after
+    return len(ending), len(going)
+
+
 def median_text(found: list[int | None], budget: int) -> str:
     value = statistics.median([budget + 1 if n is None else n for n in found])
     return f">{budget}" if value > budget else f"{value:g}"
@@ -115,9 +165,26 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--only", default="", help="bots by name, comma-separated")
+    parser.add_argument("--count", action="store_true",
+                        help="count the sequences a bug four steps deep may hang on (bot sound)")  # fmt: skip
+    parser.add_argument("--calls", type=int, default=3000, help="the fuzzer's calls for --count")
     parser.add_argument("--no-walk", action="store_true",
                         help="the fuzzer only (to try a change; the baseline is then not run)")  # fmt: skip
     options = parser.parse_args()
+    if options.count:
+        with (
+            tempfile.TemporaryDirectory() as folder,
+            deep_bot("sound") as url,
+            TranscriptStore(Path(folder) / "t.db", write_behind=True) as store,
+        ):
+            asyncio.run(wait_for(url))
+            ending, going = sequences(url, store, options.calls, options.max_steps)
+        print(f"bot sound, {options.calls} calls of at most {options.max_steps} steps: "
+              f"{ending} sequences of up to {CONTEXT} steps and a move that ends the call, "
+              f"{going} of up to {CONTEXT} steps and a move that keeps it going; a search not "
+              f"told where a bug is ends {options.budget} calls on at most {options.budget} of "
+              f"the first: {100 * min(1.0, options.budget / ending):.0f}% of them")  # fmt: skip
+        return
     names = [n for n in BUGS if BUGS[n] and (not options.only or n in options.only.split(","))]
     rows: dict[int, tuple[list[int | None], list[int | None]]] = {}
     budget = options.budget

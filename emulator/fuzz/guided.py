@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from emulator.calling.caller import HangUp, Listen, Step, describe
+from emulator.calling.events import EndReason
 from emulator.calling.model import ActionType
 from emulator.explore.states import State
 from emulator.fuzz.caller import Listening
@@ -325,11 +326,23 @@ class Guide:
         least = [label for label in labels if counts[label] == fewest]
         return least[self.rng.randrange(len(least))]
 
+    def _after_last(self, walk: Walk, end: str) -> str:
+        """Where the walk's last step led: the end of the call, or, when the caller hung up
+        only because its steps ran out (``max_steps``), the state the bot then waited in. That
+        step did not end the call: taken as ending it, a move that keeps the call going was
+        not steered through, and was counted as ending whenever a caller took it last."""
+        listening = walk.listening
+        ran_out = (end == EndReason.CALLER_HUNG_UP.value and len(walk.steps) >= self.max_steps
+                   and not isinstance(walk.steps[-1], HangUp))  # fmt: skip
+        if ran_out and listening.waiting and listening.state is not None:
+            return listening.state.id
+        return f"end {end}"
+
     def learn(self, walk: Walk, end: str) -> int:
         """Keeps where each step of ``walk`` led and the steps that first led to each state;
         ``end`` is how the call ended. Returns how many things it showed first: a state, a
         move from a state to the next, or two such moves in a row."""
-        trail = [*walk.trail, (f"end {end}", "")]
+        trail = [*walk.trail, (self._after_last(walk, end), "")]
         for (here, step), (there, _) in pairwise(trail):
             if self.led.get((here, step)) != there and (
                 (here, step) in self.led or len(self.led) < MAX_SEEN

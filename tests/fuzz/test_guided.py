@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from emulator.calling.caller import describe
+from emulator.calling.caller import HangUp, describe
 from emulator.explore.states import Choice, State
 from emulator.fuzz.caller import Listening
 from emulator.fuzz.guided import Guide, Walk
@@ -194,3 +194,28 @@ def test_a_common_move_of_several_steps_is_steered_to() -> None:
             counts[offer.label] += 1
     way = guide.steer(record.id, (), 8)
     assert way == [(record.id, (), "speak, then silence")]
+
+
+def test_a_last_step_cut_short_by_the_steps_running_out_led_to_the_next_state() -> None:
+    """A caller that hung up only because its steps ran out (``max_steps``) did not end the
+    call by its last move: that move led to the state the bot then waited in, and is kept so
+    (it used to be kept as ending the call, so that a move that keeps the call going was taken
+    for one that ends it whenever a caller took it last). A last move that is a hang-up, or one
+    after which the bot hung up, still ends the call."""
+    guide = Guide(random.Random(3), 1)
+    walk = guide.walk(at(MENU))
+    step = walk.draw()
+    walk.listening.state = NEXT  # the bot answered with the second menu; the steps ran out
+    guide.learn(walk, "caller hung up")
+    assert not isinstance(step, HangUp), "seed 3 draws a move that keeps the call going"
+    assert guide.led[MENU.id, describe(step)] == NEXT.id
+    walk = guide.walk(at(MENU))
+    step = walk.draw()
+    walk.listening.waiting = False  # the bot said goodbye
+    guide.learn(walk, "bot hung up")
+    assert guide.led[MENU.id, describe(step)] == "end bot hung up"
+    two = Guide(random.Random(3), 2)  # one step of two taken: the caller did not run out
+    walk = two.walk(at(MENU))
+    step = walk.draw()
+    two.learn(walk, "caller hung up")
+    assert two.led[MENU.id, describe(step)] == "end caller hung up"
