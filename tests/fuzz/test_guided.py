@@ -115,8 +115,8 @@ def test_a_caller_steers_to_a_move_never_tried_after_its_last_steps() -> None:
 
 def test_a_caller_goes_on_while_it_has_steps_to_spare_then_ends_on_an_untried_move() -> None:
     """In the second menu, ``press 3`` goes back to the main menu and a hang-up
-    ends the call, both never tried there: with steps to spare the caller goes on, with few
-    it ends the call there."""
+    ends the call, both never tried there: with steps to spare the caller goes on, at its last
+    step it ends the call there (``ROOM``)."""
     guide = Guide(random.Random(8), 8)
     guide.offers_in(MENU.id, MENU), guide.offers_in(NEXT.id, NEXT)
     common = [o for o in offered(NEXT) if not o.rare]
@@ -125,7 +125,7 @@ def test_a_caller_goes_on_while_it_has_steps_to_spare_then_ends_on_an_untried_mo
     guide.led[NEXT.id, "press 3"] = MENU.id
     going = {tuple(guide.steer(NEXT.id, ("press 2",), 8) or ()) for _ in range(20)}
     assert going == {((NEXT.id, ("press 2",), "press 3"),)}
-    ending = {tuple(guide.steer(NEXT.id, ("press 2",), 2) or ()) for _ in range(40)}
+    ending = {tuple(guide.steer(NEXT.id, ("press 2",), 1) or ()) for _ in range(40)}
     after = ("press 2",)
     assert ending == {((NEXT.id, after, o.label),) for o in common if o.label != "press 3"}
 
