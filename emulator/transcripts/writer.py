@@ -98,11 +98,15 @@ class WriteBehind:
 
     def _wait_for_room(self) -> None:
         """Wait (``QUEUE_BYTES``, ``QUEUE_ROWS``) until the writer has taken the queue, or has
-        failed (the next ``submit``, ``flush`` or ``close`` says so), or stopped."""
+        failed (the next ``submit``, ``flush`` or ``close`` says so), or stopped. An empty
+        queue has room whatever ``_bytes`` says: the writer may take a row between its append
+        and the count of its bytes, which then counts a row already gone, and an idle writer
+        would never reset that count."""
         with self._cond:
             self.waits += 1
             self._cond.notify_all()  # a writer gathering rows takes them now
-            while ((self._bytes >= QUEUE_BYTES or len(self._rows) >= QUEUE_ROWS)
+            rows = self._rows
+            while (rows and (self._bytes >= QUEUE_BYTES or len(rows) >= QUEUE_ROWS)
                    and self._error is None and self._thread.is_alive()):  # fmt: skip
                 self._cond.wait(1.0)  # woken after each commit; the timeout only a safeguard
 

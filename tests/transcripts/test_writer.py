@@ -221,11 +221,11 @@ def test_a_producer_that_outruns_the_writer_waits_and_the_queue_stays_bounded(
     assert peak < 3 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
 
 
-def test_a_producer_waiting_for_room_is_let_go_when_the_writer_fails(
+def test_a_producer_past_the_bound_hears_of_a_failed_writer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A writer that fails does not leave a producer waiting for room for ever: the failure
-    surfaces to the next submit."""
+    """Producers past the bound (``QUEUE_ROWS``) wait for the writer, so a writer that fails
+    is heard of by the next submit, not after the whole burst was queued behind it."""
     from emulator.transcripts import writer as module
 
     monkeypatch.setattr(module, "QUEUE_ROWS", 4)
@@ -237,4 +237,44 @@ def test_a_producer_waiting_for_room_is_let_go_when_the_writer_fails(
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         for n in range(100):
             writer.submit((n,), 10)
+    writer.close()
+
+
+def test_a_row_the_writer_took_before_its_bytes_were_counted_leaves_no_producer_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: ``submit`` appends a row, then counts its bytes, without the lock. A writer
+    that took the row in between (committed it and reset the count) left the count at the
+    row's size: past ``QUEUE_BYTES``, the producer waited for room in an empty queue, beside
+    an idle writer, for ever (holding the store's ``_seq_lock``). Replayed here: the writer
+    takes the queue right after the append."""
+    import collections
+    import threading
+
+    from emulator.transcripts import writer as module
+
+    taken = threading.Event()
+    hooked = [True]
+
+    class Deque(collections.deque):  # type: ignore[type-arg]
+        def append(self, row: object) -> None:
+            super().append(row)
+            if hooked[0]:  # the GIL goes to the writer here: it takes the row
+                hooked[0] = False
+                taken.wait(5.0)
+
+    monkeypatch.setattr(module, "deque", Deque)
+    monkeypatch.setattr(module, "QUEUE_BYTES", 1000)
+    committed: list[object] = []
+
+    def commit(rows: object) -> None:
+        committed.extend(r[0] for r in rows)  # type: ignore[attr-defined]
+        taken.set()
+
+    writer = WriteBehind(commit, name="test")
+    done = threading.Event()
+    threading.Thread(target=lambda: (writer.submit(("big",), 1000), done.set()),
+                     daemon=True).start()  # fmt: skip
+    assert done.wait(5.0), "the producer still waits for room in an empty queue"
+    assert committed == ["big"]
     writer.close()
