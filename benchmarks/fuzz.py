@@ -17,11 +17,12 @@ found it within the budget. Asserts nothing. Run from the project root:
 ``benchmarks/fuzz_speed.py``.)
 
 With ``--count`` it runs the fuzzer (``--calls`` calls, seed 1) against the bot with no bug
-(``sound``) and counts, from where each step led, the sequences a bug four steps deep may hang
-on: three steps and a common move after them, within ``--max-steps``, split by whether that
-move ends the call. A call ends once, so it tries one sequence that ends the call, and a search
-that is not told where a bug is can find at most ``--budget`` of them in ``--budget`` calls:
-the share printed is that ceiling for a bug placed on any one of them.
+(``sound``) and counts, from where each step led, the sequences of up to three steps and a
+common move after them, within ``--max-steps``, split by whether that move ends the call, and
+those that end it with three steps before the move (where a bug four steps deep whose last move
+ends the call hangs). A call ends once, so it tries one sequence that ends the call: the share
+printed is the most of those ``--budget`` calls can cover (a sequence with fewer steps before
+its move is covered by the longer ones that end with it).
 """
 
 from __future__ import annotations
@@ -112,10 +113,12 @@ async def walk_calls(url: str, store: TranscriptStore, seed: int, budget: int,
     return None
 
 
-def sequences(url: str, store: TranscriptStore, calls: int, steps: int) -> tuple[int, int]:
-    """(sequences ending the call, sequences going on): each a state, the ``CONTEXT`` steps
-    before it and a common move there, within ``steps`` steps of the first state, as far as
-    ``calls`` calls of the fuzzer saw where each step led."""
+def sequences(url: str, store: TranscriptStore, calls: int,
+              steps: int) -> tuple[int, int, int]:  # fmt: skip
+    """(sequences ending the call, those of them with ``CONTEXT`` steps before the move,
+    sequences going on): each a state, the (up to) ``CONTEXT`` steps before it and a common
+    move there, within ``steps`` steps of the first state, as far as ``calls`` calls of the
+    fuzzer saw where each step led."""
     guides: list[Guide] = []
     learn = Guide.learn
 
@@ -151,7 +154,7 @@ def sequences(url: str, store: TranscriptStore, calls: int, steps: int) -> tuple
                     going.add((state, context, offer.label))
                     after.add((there, (*context, step)[-CONTEXT:]))
         nodes = after
-    return len(ending), len(going)
+    return len(ending), sum(len(c) == CONTEXT for _, c, _ in ending), len(going)
 
 
 def median_text(found: list[int | None], budget: int) -> str:
@@ -178,12 +181,13 @@ def main() -> None:
             TranscriptStore(Path(folder) / "t.db", write_behind=True) as store,
         ):
             asyncio.run(wait_for(url))
-            ending, going = sequences(url, store, options.calls, options.max_steps)
+            ending, full, going = sequences(url, store, options.calls, options.max_steps)
         print(f"bot sound, {options.calls} calls of at most {options.max_steps} steps: "
-              f"{ending} sequences of up to {CONTEXT} steps and a move that ends the call, "
-              f"{going} of up to {CONTEXT} steps and a move that keeps it going; a search not "
-              f"told where a bug is ends {options.budget} calls on at most {options.budget} of "
-              f"the first: {100 * min(1.0, options.budget / ending):.0f}% of them")  # fmt: skip
+              f"{ending} sequences of up to {CONTEXT} steps and a move that ends the call "
+              f"({full} of them with {CONTEXT} steps before the move), {going} of up to "
+              f"{CONTEXT} steps and a move that keeps it going; {options.budget} calls end on "
+              f"at most {options.budget} sequences: "
+              f"{100 * min(1.0, options.budget / full):.0f}% of those with {CONTEXT} steps")  # fmt: skip
         return
     names = [n for n in BUGS if BUGS[n] and (not options.only or n in options.only.split(","))]
     rows: dict[int, tuple[list[int | None], list[int | None]]] = {}

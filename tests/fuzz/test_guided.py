@@ -125,6 +125,8 @@ def test_a_caller_goes_on_while_it_has_steps_to_spare_then_ends_on_an_untried_mo
     guide.led[NEXT.id, "press 3"] = MENU.id
     going = {tuple(guide.steer(NEXT.id, ("press 2",), 8) or ()) for _ in range(20)}
     assert going == {((NEXT.id, ("press 2",), "press 3"),)}
+    going_two = {tuple(guide.steer(NEXT.id, ("press 2",), 2) or ()) for _ in range(20)}
+    assert going_two == going, "two steps left: it goes on, and ends on its last (ROOM)"
     ending = {tuple(guide.steer(NEXT.id, ("press 2",), 1) or ()) for _ in range(40)}
     after = ("press 2",)
     assert ending == {((NEXT.id, after, o.label),) for o in common if o.label != "press 3"}
