@@ -65,8 +65,9 @@ class WriteBehind:
         self._commit = commit
         self._rows: deque[Row] = deque()
         self._bytes = 0
-        """Payload bytes submitted since the writer took its last batch (``GATHER_BYTES``);
-        counted without the lock, so only nearly: enough for a bound on gathering."""
+        """Payload bytes submitted since the writer took its last batch (``GATHER_BYTES``,
+        ``QUEUE_BYTES``); counted without the lock, so only nearly: a row the writer takes
+        between its append and its count is counted after the reset (``_wait_for_room``)."""
         self._cond = threading.Condition()
         self._busy = False
         self._idle = False
