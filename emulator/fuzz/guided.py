@@ -2,7 +2,10 @@
 
 Most calls (three in four, while there is one) go to the frontier: the first state, in the order
 found, with a common move (``moves.offered``) that no caller has tried there. The call replays
-the steps that first led to that state and takes that move. The others start from nothing. Past
+the steps that first led to that state and takes that move. Once there is none, one call in four
+goes to the first state and last ``CONTEXT`` steps met with a common move never taken there
+after them that, as far as the search has seen, ends the call: it replays the steps that first
+led there and ends the call on that move (``ENDING_CALLS``). The others start from nothing. Past
 its aim, a caller takes in each state a common move never taken in that state after the same
 last ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as
 far as the search has seen where each move leads, to a state and last steps where such a move
@@ -24,8 +27,8 @@ from a state to the next, or two such moves in a row.
 
 Pure: the caller's steps come from ``Walk.draw`` as the engine asks for them; a seeded
 ``random.Random`` makes every choice, so that the same seed against the same bot makes the same
-calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states and
-ways not found kept, ``MAX_STATES`` states (and the moves and counts of those only), and
+calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states, ways
+not found and states after last steps met (with the steps that led there) kept, ``MAX_STATES`` states (and the moves and counts of those only), and
 ``MAX_PLAN`` (state, last steps) looked at for each move.
 """
 
@@ -49,6 +52,16 @@ FRONTIER_ODDS = 4
 RARE_CALLERS = 4
 """One caller in ``RARE_CALLERS`` takes a rare move one time in ``RARE_ODDS``; the others
 never do."""
+ENDING_CALLS = 1
+"""Of every ``FRONTIER_ODDS`` calls, so many go, once no state has a common move never tried
+there, to the first state and last steps met with a move that may end the call never taken
+there after those steps (``Guide.ending``): they replay the steps that first led there and end
+the call on a sequence never tried. A call ends once, and a caller steered to its last step
+(``ROOM``) ends on one of the 1,052 sequences of three steps and a move that ends the call
+(``benchmarks/fuzz.py --count``) only about half the time. ``benchmarks/fuzz.py``, 20 seeds,
+found of 20 for ``speech-4`` (its last move ends the call), ``digits-4`` and ``wrong-4`` (their
+last moves keep it going): none 13, 18, 18; one 18, 20, 18; two 19, 20, 15 (fewer callers steer
+to the sequences that keep the call going)."""
 CONTEXT = 3
 """A move is tried once after each sequence of ``CONTEXT`` steps that came to its state."""
 MAX_SEEN = 200_000
@@ -180,6 +193,13 @@ class Guide:
         until a step leads somewhere else, a state is found or a move is taken back."""
         self.first: dict[str, tuple[Step, ...]] = {}
         """Each state found, in order, with the steps that first led to it."""
+        self.contexts: dict[tuple[str, tuple[str, ...]], tuple[Step, ...]] = {}
+        """Each state after each last ``CONTEXT`` steps met, in order, with the steps that
+        first led there (``ending``)."""
+        self._contexts: list[tuple[str, tuple[str, ...]]] = []
+        self._index: dict[tuple[str, tuple[str, ...]], int] = {}
+        self._ended = 0
+        """How many of ``contexts`` (in order) have no untried move that may end the call."""
 
     def offers_in(self, where: str, state: State | None) -> list[Offer]:
         """The moves from ``state`` (named ``where``), kept once made."""
@@ -193,12 +213,38 @@ class Guide:
 
     def walk(self, listening: Listening) -> Walk:
         """A new caller; ``listening`` tells what the bot waits for now."""
-        if self.rng.randrange(FRONTIER_ODDS) != 0:
+        roll = self.rng.randrange(FRONTIER_ODDS)
+        if roll != 0:
             aim = self.frontier()
             if aim is not None:
                 self.tried[aim[0], aim[1].label] += 1  # taken or not, it counts
                 return Walk(self, listening, list(self.first[aim[0]]), aim)
+            if roll <= ENDING_CALLS:
+                ending = self.ending()
+                if ending is not None:
+                    steps, aim = ending
+                    self.tried[aim[0], aim[1].label] += 1
+                    return Walk(self, listening, list(steps), aim)
         return Walk(self, listening, [])
+
+    def ending(self) -> tuple[tuple[Step, ...], tuple[str, Offer]] | None:
+        """The first state and last steps met (``contexts``) with a common move never taken
+        there after those steps that, as far as the search has seen, may end the call (it led
+        to an end, or nowhere known yet), within ``max_steps``: the steps that first led there,
+        and that move."""
+        keys = self._contexts  # in the order met
+        while self._ended < len(keys):
+            key = keys[self._ended]
+            where = key[0]
+            steps = self.contexts[key]
+            if len(steps) < self.max_steps:
+                done = self.after.get(key, ())
+                for label, _, there in self._moves(where):
+                    if there is None and label not in done:
+                        offer = next(o for o in self.offers[where] if o.label == label)
+                        return steps, (where, offer)
+            self._ended += 1
+        return None
 
     def frontier(self) -> tuple[str, Offer] | None:
         """The first state found with a common move never tried there, and that move."""
@@ -259,6 +305,7 @@ class Guide:
             counts[label] -= 1
             if counts[label] <= 0:
                 del counts[label]  # never taken there after those steps
+                self._ended = min(self._ended, self._index.get((where, recent), self._ended))
             self.stuck.clear()
 
     def steer(self, where: str, recent: tuple[str, ...], left: int) -> list[Way] | None:
@@ -328,6 +375,7 @@ class Guide:
         found are made again."""
         self.moves.clear()
         self.stuck.clear()
+        self._ended = 0  # a move may now be known to end the call where it was not
 
     def _fewest(self, counts: Counter[str], labels: list[str]) -> str:
         """One of ``labels`` taken least often by ``counts`` (ties at random)."""
@@ -358,9 +406,17 @@ class Guide:
             ):
                 self.led[here, step] = there
                 self._model_changed()
+        done = [step for _, step in walk.trail]
         for i, (where, _) in enumerate(walk.trail):
-            if where != "no input" and where not in self.first and len(self.first) < MAX_STATES:
+            if where == "no input":
+                continue
+            if where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
+            key = (where, tuple(done[max(0, i - CONTEXT) : i]))
+            if key not in self.contexts and len(self.contexts) < MAX_SEEN:
+                self.contexts[key] = tuple(walk.steps[:i])
+                self._index[key] = len(self._contexts)
+                self._contexts.append(key)
         new = 0
         for i in range(1, len(trail)):
             here, step = trail[i - 1]

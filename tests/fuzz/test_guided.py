@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from emulator.calling.caller import HangUp, describe
+from emulator.calling.caller import HangUp, Press, describe
 from emulator.explore.states import Choice, State
 from emulator.fuzz.caller import Listening
 from emulator.fuzz.guided import Guide, Walk
@@ -221,3 +221,35 @@ def test_a_last_step_cut_short_by_the_steps_running_out_led_to_the_next_state() 
     step = walk.draw()
     two.learn(walk, "caller hung up")
     assert two.led[MENU.id, describe(step)] == "end caller hung up"
+
+
+def test_past_the_frontier_callers_aim_at_a_move_that_may_end_the_call_after_steps_met() -> None:
+    """Once every state's common moves were tried, one call in four replays the steps that
+    first led to a state after some last steps and takes there a move never taken after them
+    that, as far as the search has seen, ends the call (or leads nowhere known): a call ends
+    once, so each such call ends on a sequence no call ended on before (``Guide.ending``). A
+    move known to keep the call going is never aimed at so."""
+    guide = Guide(random.Random(12), 8)
+    guide.offers_in(MENU.id, MENU), guide.offers_in(NEXT.id, NEXT)
+    walk = Walk(guide, at(MENU), [Press("2"), Press("3")])
+    walk.draw()
+    walk.listening.state = NEXT
+    walk.draw()
+    guide.learn(walk, "bot hung up")  # press 2 led to the second menu, press 3 there ended it
+    steps, (where, move) = guide.ending() or ((), ("", offered(MENU)[0]))
+    assert (steps, where) == ((), MENU.id) and move.label != "press 2" and not move.rare
+    tried_all(guide, MENU, ())
+    ending = guide.ending()
+    assert ending is not None
+    assert ending[0] == (Press("2"),) and ending[1][0] == NEXT.id, "after press 2"
+    tried_all(guide, NEXT, ("press 2",))
+    assert guide.ending() is None, "every ending move taken after every last steps met"
+    guide.untake(NEXT.id, ("press 2",), "press 3")  # never taken there after all
+    for state in (MENU, NEXT):
+        for offer in offered(state):
+            guide.tried[state.id, offer.label] += 1  # the frontier is done
+    walks = [guide.walk(at(MENU)) for _ in range(400)]
+    aimed = [w for w in walks if w.held is not None]
+    assert all(w.pending == [Press("2")] and w.held == (NEXT.id, next(
+        o for o in offered(NEXT) if o.label == "press 3")) for w in aimed)  # fmt: skip
+    assert 70 <= len(aimed) <= 130, len(aimed)
