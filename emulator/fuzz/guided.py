@@ -27,8 +27,8 @@ from a state to the next, or two such moves in a row.
 
 Pure: the caller's steps come from ``Walk.draw`` as the engine asks for them; a seeded
 ``random.Random`` makes every choice, so that the same seed against the same bot makes the same
-calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states, ways
-not found and states after last steps met (with the steps that led there) kept, ``MAX_STATES`` states (and the moves and counts of those only), and
+calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states and
+ways not found kept, ``MAX_CONTEXTS`` states after last steps met, ``MAX_STATES`` states (and the moves and counts of those only), and
 ``MAX_PLAN`` (state, last steps) looked at for each move.
 """
 
@@ -56,12 +56,14 @@ ENDING_CALLS = 1
 """Of every ``FRONTIER_ODDS`` calls, so many go, once no state has a common move never tried
 there, to the first state and last steps met with a move that may end the call never taken
 there after those steps (``Guide.ending``): they replay the steps that first led there and end
-the call on a sequence never tried. A call ends once, and a caller steered to its last step
-(``ROOM``) ends on one of the 1,052 sequences of three steps and a move that ends the call
-(``benchmarks/fuzz.py --count``) only about half the time. ``benchmarks/fuzz.py``, 20 seeds,
-found of 20 for ``speech-4`` (its last move ends the call), ``digits-4`` and ``wrong-4`` (their
-last moves keep it going): none 13, 18, 18; one 18, 20, 18; two 19, 20, 15 (fewer callers steer
-to the sequences that keep the call going)."""
+the call on a sequence never ended on. A call ends once, and a caller steered to its last step
+(``ROOM``) ends on a new one of the 1,052 sequences of three steps and a move that ends the call
+(``benchmarks/fuzz.py --count``) only about half the time. ``benchmarks/fuzz.py --no-walk``,
+found of 40 (seeds 1-40) for ``speech-4`` (its last move ends the call), ``digits-4`` and
+``wrong-4`` (theirs keep it going): none 22, 37, 37; one 30, 40, 33 (seeds 1-20: 18, 20, 18);
+two 37, 40, 30; one, drawn at random among those met 28, 40, 35; two so 24, 37, 33; one, to any
+move never taken there 22, 38, 35. The order met puts first the sequences nearest the start of
+a call."""
 CONTEXT = 3
 """A move is tried once after each sequence of ``CONTEXT`` steps that came to its state."""
 MAX_SEEN = 200_000
@@ -80,6 +82,9 @@ new sequence that keeps the call going a call: against the bot with no bug of
 depth 4 203 against 329.5, 82 % found in both (docs/fuzz.md). Always ending first (the shortest
 sequences first) found a bug four moves deep whose last move keeps the call going in 2 of 10
 searches, against 9 of 10."""
+MAX_CONTEXTS = 20_000
+"""At most so many states after last steps are kept with the steps that first led there
+(``Guide.contexts``; a few hundred bytes each with ``max_steps`` 50)."""
 MAX_PLAN = 5_000
 """At most so many (state, last steps) a caller's way to an untried move is looked for in."""
 
@@ -413,7 +418,7 @@ class Guide:
             if where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
             key = (where, tuple(done[max(0, i - CONTEXT) : i]))
-            if key not in self.contexts and len(self.contexts) < MAX_SEEN:
+            if key not in self.contexts and len(self.contexts) < MAX_CONTEXTS:
                 self.contexts[key] = tuple(walk.steps[:i])
                 self._index[key] = len(self._contexts)
                 self._contexts.append(key)
