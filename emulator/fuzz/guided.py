@@ -28,8 +28,9 @@ from a state to the next, or two such moves in a row.
 Pure: the caller's steps come from ``Walk.draw`` as the engine asks for them; a seeded
 ``random.Random`` makes every choice, so that the same seed against the same bot makes the same
 calls. Bounded: at most ``MAX_SEEN`` things seen, last steps counted, steps' next states and
-ways not found kept, ``MAX_CONTEXTS`` states after last steps met, ``MAX_STATES`` states (and the moves and counts of those only), and
-``MAX_PLAN`` (state, last steps) looked at for each move.
+ways not found kept, ``MAX_CONTEXTS`` states after last steps met, ``MAX_STATES`` states (and
+the moves and counts of those only), and ``MAX_PLAN`` (state, last steps) looked at for each
+move.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ MAX_CONTEXTS = 20_000
 MAX_PLAN = 5_000
 """At most so many (state, last steps) a caller's way to an untried move is looked for in."""
 
+Context = tuple[str, tuple[str, ...]]
+"""A state and the last steps (at most ``CONTEXT``) that came to it."""
 Way = tuple[str, tuple[str, ...], str]
 """A move on a caller's way: the state it is taken in, the last steps before it, its label."""
 
@@ -198,11 +201,11 @@ class Guide:
         until a step leads somewhere else, a state is found or a move is taken back."""
         self.first: dict[str, tuple[Step, ...]] = {}
         """Each state found, in order, with the steps that first led to it."""
-        self.contexts: dict[tuple[str, tuple[str, ...]], tuple[Step, ...]] = {}
-        """Each state after each last ``CONTEXT`` steps met, in order, with the steps that
-        first led there (``ending``)."""
-        self._contexts: list[tuple[str, tuple[str, ...]]] = []
-        self._index: dict[tuple[str, tuple[str, ...]], int] = {}
+        self.contexts: list[tuple[Context, tuple[Step, ...]]] = []
+        """Each state after each last ``CONTEXT`` steps met, in the order met, with the steps
+        that first led there (``ending``)."""
+        self._index: dict[Context, int] = {}
+        """Where each of ``contexts`` is in it."""
         self._ended = 0
         """How many of ``contexts`` (in order) have no untried move that may end the call."""
 
@@ -237,11 +240,10 @@ class Guide:
         there after those steps that, as far as the search has seen, may end the call (it led
         to an end, or nowhere known yet), within ``max_steps``: the steps that first led there,
         and that move."""
-        keys = self._contexts  # in the order met
-        while self._ended < len(keys):
-            key = keys[self._ended]
+        contexts = self.contexts
+        while self._ended < len(contexts):
+            key, steps = contexts[self._ended]
             where = key[0]
-            steps = self.contexts[key]
             if len(steps) < self.max_steps:
                 done = self.after.get(key, ())
                 for label, _, there in self._moves(where):
@@ -418,10 +420,9 @@ class Guide:
             if where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
             key = (where, tuple(done[max(0, i - CONTEXT) : i]))
-            if key not in self.contexts and len(self.contexts) < MAX_CONTEXTS:
-                self.contexts[key] = tuple(walk.steps[:i])
-                self._index[key] = len(self._contexts)
-                self._contexts.append(key)
+            if key not in self._index and len(self.contexts) < MAX_CONTEXTS:
+                self._index[key] = len(self.contexts)
+                self.contexts.append((key, tuple(walk.steps[:i])))
         new = 0
         for i in range(1, len(trail)):
             here, step = trail[i - 1]
