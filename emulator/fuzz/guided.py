@@ -4,8 +4,9 @@ Most calls (three in four, while there is one) go to the frontier: the first sta
 found, with a common move (``moves.offered``) that no caller has tried there. The call replays
 the steps that first led to that state and takes that move. Once there is none, one call in four
 goes to the first state and last ``CONTEXT`` steps met with a common move never taken there
-after them that, as far as the search has seen, ends the call: it replays the steps that first
-led there and ends the call on that move (``ENDING_CALLS``). The others start from nothing. Past
+after them that, as far as the search has seen, may end the call: it replays the steps that
+first led there and takes that move (``ENDING_CALLS``), each such move once. The others start
+from nothing. Past
 its aim, a caller takes in each state a common move never taken in that state after the same
 last ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as
 far as the search has seen where each move leads, to a state and last steps where such a move
@@ -56,8 +57,8 @@ never do."""
 ENDING_CALLS = 1
 """Of every ``FRONTIER_ODDS`` calls, so many go, once no state has a common move never tried
 there, to the first state and last steps met with a move that may end the call never taken
-there after those steps (``Guide.ending``): they replay the steps that first led there and end
-the call on a sequence never ended on. A call ends once, and a caller steered to its last step
+there after those steps (``Guide.ending``): they replay the steps that first led there and take
+that move, as a rule ending the call on a sequence never ended on. A call ends once, and a caller steered to its last step
 (``ROOM``) ends on a new one of the 1,052 sequences of three steps and a move that ends the call
 (``benchmarks/fuzz.py --count``) only about half the time. ``benchmarks/fuzz.py --no-walk``,
 found of 40 (seeds 1-40) for ``speech-4`` (its last move ends the call), ``digits-4`` and
@@ -207,6 +208,10 @@ class Guide:
         that first led there (``ending``)."""
         self._index: dict[Context, int] = {}
         """Where each of ``contexts`` is in it."""
+        self.aimed: set[tuple[Context, str]] = set()
+        """The moves ``ending`` gave, after their state and last steps: each is given once,
+        taken there or not (a replay may go elsewhere, a step be drawn again for another
+        state), as the frontier's moves are counted tried once aimed at."""
         self._ended = 0
         """How many of ``contexts`` (in order) have no untried move that may end the call."""
 
@@ -231,26 +236,28 @@ class Guide:
             if roll <= ENDING_CALLS:
                 ending = self.ending()
                 if ending is not None:
-                    steps, aim = ending
-                    self.tried[aim[0], aim[1].label] += 1
-                    return Walk(self, listening, list(steps), aim)
+                    key, steps, offer = ending
+                    self.tried[key[0], offer.label] += 1
+                    if len(self.aimed) >= MAX_SEEN:
+                        self.aimed.clear()
+                    self.aimed.add((key, offer.label))
+                    return Walk(self, listening, list(steps), (key[0], offer))
         return Walk(self, listening, [])
 
-    def ending(self) -> tuple[tuple[Step, ...], tuple[str, Offer]] | None:
+    def ending(self) -> tuple[Context, tuple[Step, ...], Offer] | None:
         """The first state and last steps met (``contexts``) with a common move never taken
-        there after those steps that, as far as the search has seen, may end the call (it led
-        to an end, or nowhere known yet), within ``max_steps``: the steps that first led there,
-        and that move."""
-        contexts = self.contexts
+        there after those steps, nor given here before (``aimed``), that, as far as the search
+        has seen, may end the call (it led to an end, or nowhere known yet; a move of several
+        steps): that state and those steps, the steps that first led there (fewer than
+        ``max_steps``: a step of a call was taken there), and that move."""
+        contexts, aimed = self.contexts, self.aimed
         while self._ended < len(contexts):
             key, steps = contexts[self._ended]
             where = key[0]
-            if len(steps) < self.max_steps:
-                done = self.after.get(key, ())
-                for label, _, there in self._moves(where):
-                    if there is None and label not in done:
-                        offer = next(o for o in self.offers[where] if o.label == label)
-                        return steps, (where, offer)
+            done = self.after.get(key, ())
+            for label, _, there in self._moves(where):
+                if there is None and label not in done and (key, label) not in aimed:
+                    return key, steps, next(o for o in self.offers[where] if o.label == label)
             self._ended += 1
         return None
 
@@ -303,6 +310,7 @@ class Guide:
             if len(self.after) >= MAX_SEEN:
                 self.after.clear()
                 self.stuck.clear()
+                self._ended = 0  # moves never taken again
             counts = self.after[where, recent] = Counter()
         return counts
 
