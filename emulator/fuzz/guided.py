@@ -65,8 +65,7 @@ found of 40 (seeds 1-40) for ``speech-4`` (its last move ends the call), ``digit
 ``wrong-4`` (theirs keep it going): none 22, 37, 37; one 30, 40, 33 (seeds 1-20: 18, 20, 18);
 two 37, 40, 30; one, drawn at random among those met 28, 40, 35; two so 24, 37, 33; one, to any
 move never taken there 22, 38, 35; one, and one to a move that keeps the call going 31, 40, 35
-(seeds 1-20: 17, 20, 17). The order met puts first the sequences nearest the start of
-a call."""
+(seeds 1-20: 17, 20, 17); one, the shortest steps in first 23, 40, 37."""
 CONTEXT = 3
 """A move is tried once after each sequence of ``CONTEXT`` steps that came to its state."""
 MAX_SEEN = 200_000
