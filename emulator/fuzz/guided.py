@@ -1,26 +1,24 @@
 """The search's choice of callers, steered to the sequences of moves no caller has made.
 
 Most calls (three in four, while there is one) go to the frontier: the first state, in the order
-found, with a common move (``moves.offered``) that no caller has tried there. The call replays
-the steps that first led to that state and takes that move. Once there is none, one call in four
-goes to the first state and last ``CONTEXT`` steps met with a common move never taken there
-after them that, as far as the search has seen, may end the call: it replays the steps that
-first led there and takes that move (``ENDING_CALLS``), each such move once. The others start
-from nothing. Past
-its aim, a caller takes in each state a common move never taken in that state after the same
-last ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as
-far as the search has seen where each move leads, to a state and last steps where such a move
-is left (``Guide.steer``: ways of moves of one step, at most ``CONTEXT + 1`` long), and follows
-it while the bot goes where it went before; failing that, the move tried least often there
-after the same steps. Among the shortest ways, one whose last move keeps the call going is
-preferred until the caller's last step (``ROOM``); then one that ends it: a call ends once, so
-every call should end on a sequence not tried before.
-Ties are drawn at random. So the search goes to the sequences of up to four moves a bug may hang
-on (three steps and a move, within the ``max_steps`` of a call) that it has not made, instead of
-walking the same ones again. One caller in ``RARE_CALLERS`` takes a rare move one time in
-``RARE_ODDS``; the others never do, so that their last steps stay among the common moves the
-search steers by (swarm testing: a bug that needs a rare move is found by the few that take
-them). Every call goes on until the bot ends it or the steps run out.
+found, with a common move (``moves.offered``) that no caller has tried there. The call replays the
+steps that first led to that state and takes that move. Once there is none, one call in four goes
+to the first state and last ``CONTEXT`` steps met with a common move never taken there after them
+that, as far as the search has seen, may end the call: it replays the steps that first led there
+and takes that move (``ENDING_CALLS``), each such move once. The others start from nothing. Past
+its aim, a caller takes in each state a common move never taken in that state after the same last
+``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as far as
+the search has seen where each move leads, to a state and last steps where such a move is left
+(``Guide.steer``: ways of moves of one step, at most ``CONTEXT + 1`` long), and follows it while
+the bot goes where it went before; failing that, the move tried least often there after the same
+steps. Among the shortest ways, one whose last move keeps the call going is preferred until the
+caller's last step (``ROOM``); then one that ends it: a call ends once, so every call should end on
+a sequence not tried before. Ties are drawn at random. So the search goes to the sequences of up to
+four moves a bug may hang on (three steps and a move, within the ``max_steps`` of a call) that it
+has not made, instead of walking the same ones again. One caller in ``RARE_CALLERS`` takes a rare
+move one time in ``RARE_ODDS``; the others never do, so that their last steps stay among the common
+moves the search steers by (swarm testing: a bug that needs a rare move is found by the few that
+take them). Every call goes on until the bot ends it or the steps run out.
 
 After each call, the search keeps where each step led (the last time it was taken) and the steps
 that first led to each state, and counts what it showed for the first time: a state, a move
@@ -58,9 +56,10 @@ ENDING_CALLS = 1
 """Of every ``FRONTIER_ODDS`` calls, so many go, once no state has a common move never tried
 there, to the first state and last steps met with a move that may end the call never taken
 there after those steps (``Guide.ending``): they replay the steps that first led there and take
-that move, as a rule ending the call on a sequence never ended on. A call ends once, and a caller steered to its last step
-(``ROOM``) ends on a new one of the 1,052 sequences of three steps and a move that ends the call
-(``benchmarks/fuzz.py --count``) only about half the time. ``benchmarks/fuzz.py --no-walk``,
+that move, as a rule ending the call on a sequence never ended on. A call ends once, and a
+caller steered to its last step (``ROOM``) ends on a new one of the 1,052 sequences of three
+steps and a move that ends the call (``benchmarks/fuzz.py --count``) only about half the
+time. ``benchmarks/fuzz.py --no-walk``,
 found of 40 (seeds 1-40) for ``speech-4`` (its last move ends the call), ``digits-4`` and
 ``wrong-4`` (theirs keep it going): none 22, 37, 37; one 30, 40, 33 (seeds 1-20: 18, 20, 18);
 two 37, 40, 30; one, drawn at random among those met 28, 40, 35; two so 24, 37, 33; one, to any
