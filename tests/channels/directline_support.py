@@ -5,8 +5,10 @@ library and Botium in node; test_directline_webchat.py, Web Chat's bundle in Chr
 thread (``tests.logview.conftest.LiveBotemu``), and the suggested-actions bot of
 ``tests/bots/actions_bot.py`` beside it; its ``domain``, each bot's ``secret`` (read as botemu's
 own clients read it: ``GET /_botemu/config`` with the control secret) and ``generate`` (a token,
-as a site's server asks for one). ``node_modules`` installs ``directline_clients/``'s lock file
-once, into the cache outside the repository (``tests.sdk.harness.npm_install``).
+as a site's server asks for one). ``install`` installs ``directline_clients/``'s lock file
+once, into the cache outside the repository (``tests.sdk.harness.npm_install``); ``webchat_bundle``
+is Web Chat's own bundle, from its package (``WEBCHAT``) alone: the page loads nothing else of it,
+and its 418 dependencies took a fresh machine half a minute to install.
 """
 
 from __future__ import annotations
@@ -25,12 +27,18 @@ from emulator.client import get_json
 from emulator.config import BotRegistration, anonymous_app_id
 from tests.bots.actions_bot import make_bot as make_actions_bot
 from tests.logview.conftest import APP_ID, LiveBotemu
-from tests.sdk.harness import loopback_env, loopback_opener, npm_install
+from tests.sdk.harness import loopback_env, loopback_opener, npm_install, npm_pack
 from tests.support import free_port
 
 NODE_DIR = Path(__file__).resolve().parent / "directline_clients"
 ACTIONS_BOT = anonymous_app_id(1)
 NODE_TIMEOUT = 90.0
+WEBCHAT = (
+    "botframework-webchat",
+    "4.18.1",
+    "sha512-7jpEUJ7olT62Xm+8eh7BhhIcXVfU2xD4pZDaeBt8K4XcNy6K/83UGIxE9BFkXmHMZ4hDEVOzs5cre07GWuaXzg==",
+)
+"""Web Chat's package: name, version and the integrity its registry gives."""
 
 
 class DirectLineBotemu(LiveBotemu):
@@ -74,6 +82,11 @@ class DirectLineBotemu(LiveBotemu):
 def install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return npm_install(NODE_DIR, "botframework-directlinejs", "the Direct Line clients",
                        tmp_path_factory)  # fmt: skip
+
+
+def webchat_bundle() -> Path:
+    """Web Chat's UMD bundle, ``dist/webchat.js`` of its pinned package."""
+    return npm_pack(*WEBCHAT, "Web Chat") / "dist" / "webchat.js"
 
 
 def run_node(

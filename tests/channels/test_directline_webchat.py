@@ -1,5 +1,5 @@
 """Web Chat's own bundle (``botframework-webchat``'s UMD ``dist/webchat.js``, pinned in
-directline_clients/package.json) in Chromium, on a page of another origin, against botemu's
+directline_support.WEBCHAT) in Chromium, on a page of another origin, against botemu's
 Direct Line: the site of examples/webchat/ (``site.py`` serving ``index.html``, the bundle and a
 token it asks Direct Line for with the bot's secret), on a loopback port of its own.
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.channels.directline_support import ACTIONS_BOT, DirectLineBotemu, install
+from tests.channels.directline_support import ACTIONS_BOT, DirectLineBotemu, webchat_bundle
 from tests.logview.conftest import APP_ID, launched
 from tests.support import EXAMPLES, free_port, load_module
 
@@ -31,7 +31,7 @@ TIMEOUT_MS = 8_000
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DirectLineBotemu, str]]:
     """botemu with its bots, and the site that hosts Web Chat: (botemu, the site's origin)."""
-    bundle = install(tmp_path_factory) / "botframework-webchat" / "dist" / "webchat.js"
+    bundle = webchat_bundle()
     running = DirectLineBotemu(tmp_path_factory.mktemp("directline-webchat"))
     try:
         running.start()

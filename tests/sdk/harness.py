@@ -5,9 +5,11 @@ line as it comes (``wait_for`` a line, ``settle`` until it is quiet, ``stop``).
 
 The SDKs' packages are installed once per pin set or lock file into a cache outside the
 repository (``~/.cache/botemu-tests/<name>/<hash>``, ``$XDG_CACHE_HOME`` respected), each made
-whole under a temporary name, then renamed (``install_whole``), and reused; tests are skipped,
+whole under a temporary name, then renamed (``install_whole``), by one worker while the others
+that need it wait, and reused; tests are skipped,
 with the reason, when an install step fails or takes too long. ``npm_install`` is that for a
-directory with a ``package.json`` and its lock file (``npm ci``).
+directory with a ``package.json`` and its lock file (``npm ci``), ``npm_pack`` for one package's
+own files, checked against its pinned integrity.
 
 ``Botemu`` runs ``python -m emulator serve`` in its own state directory (``certs/`` and the
 transcript database there), waits for its health route and reads the settings a bot needs from
@@ -21,6 +23,8 @@ with one bot registered and then the bot with the banner's settings. The echo te
 
 from __future__ import annotations
 
+import base64
+import fcntl
 import hashlib
 import json
 import os
@@ -29,6 +33,7 @@ import shutil
 import ssl
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import urllib.error
@@ -185,21 +190,31 @@ def tail(text: str, lines: int = 8) -> str:
     return " | ".join(kept[-lines:]) or "(no output)"
 
 
-def install_whole(target: Path, fill: Callable[[Path], None]) -> None:
-    """``target`` made by ``fill`` in a temporary directory beside it, then renamed: created
-    whole or not at all (``fill`` skips the test when a step fails)."""
+def install_whole(
+    target: Path, ready: Callable[[Path], bool], fill: Callable[[Path], None]
+) -> None:
+    """``target``, unless it is ``ready``, made by ``fill`` in a temporary directory beside it,
+    then renamed: created whole or not at all (``fill`` skips the test when a step fails). One
+    process at a time (a lock file beside it): the suite's workers that need the same install
+    wait for the first instead of making it again (two of 613 MB made at once, by the two
+    modules of Direct Line clients, doubled a fresh machine's install time)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    work = target.parent / f"{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    try:
-        fill(work)
-    except BaseException:
+    with open(target.parent / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready(target):
+            return
+        shutil.rmtree(target, ignore_errors=True)
+        work = target.parent / f"{target.name}.partial-{os.getpid()}"
         shutil.rmtree(work, ignore_errors=True)
-        raise
-    try:
-        work.rename(target)
-    except OSError:  # another run installed it meanwhile
-        shutil.rmtree(work, ignore_errors=True)
+        try:
+            fill(work)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        try:
+            work.rename(target)
+        except OSError:  # another run, without this lock, installed it meanwhile
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def install_step(
@@ -234,9 +249,8 @@ def npm_install(
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError:  # no writable cache: install for this session only
         target = tmp_path_factory.mktemp(node_dir.name) / key
-    if not (target / "node_modules" / package / "package.json").is_file():
-        shutil.rmtree(target, ignore_errors=True)
-        install_whole(target, lambda work: _npm_ci(node_dir, work))
+    install_whole(target, lambda made: (made / "node_modules" / package / "package.json").is_file(),
+                  lambda work: _npm_ci(node_dir, work))  # fmt: skip
     return target / "node_modules"
 
 
@@ -249,6 +263,38 @@ def _npm_ci(node_dir: Path, work: Path) -> None:
     install_step([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=work,
                  timeout=NPM_TIMEOUT, slow=f"npm ci of {node_dir.name} took over {NPM_TIMEOUT:g} s",
                  failed=f"npm ci of {node_dir.name} failed ({{code}})")  # fmt: skip
+
+
+def npm_pack(name: str, version: str, integrity: str, needs: str) -> Path:
+    """The files of the npm package ``name`` at ``version``, without its dependencies (what a
+    test needs of it is a file it ships, as Web Chat's bundle): its tarball (``npm pack``, from
+    the registry or npm's cache) checked against ``integrity`` (``sha512-<base64>``, as a lock
+    file records it) and unpacked once into ``cache_root(name)/<version>-<hash>``. Skipped as
+    ``npm_install`` is; a tarball that is not the pinned one fails the test."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip(f"node and npm are needed to run {needs} (not on PATH)")
+    key = f"{version}-{hashlib.sha256(integrity.encode()).hexdigest()[:16]}"
+    target = cache_root(name) / key
+    install_whole(target, lambda made: (made / "package" / "package.json").is_file(),
+                  lambda work: _npm_pack(name, version, integrity, work))  # fmt: skip
+    return target / "package"
+
+
+def _npm_pack(name: str, version: str, integrity: str, work: Path) -> None:
+    work.mkdir()
+    npm = shutil.which("npm")
+    assert npm is not None
+    install_step([npm, "pack", f"{name}@{version}", "--prefer-offline", "--pack-destination",
+                  str(work)], timeout=NPM_TIMEOUT,
+                 slow=f"npm pack of {name} took over {NPM_TIMEOUT:g} s",
+                 failed=f"npm pack of {name}@{version} failed ({{code}})")  # fmt: skip
+    [tarball] = work.glob("*.tgz")
+    data = tarball.read_bytes()
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    assert digest == integrity, f"{name}@{version}: {digest}, not the pinned {integrity}"
+    with tarfile.open(tarball) as archive:
+        archive.extractall(work, filter="data")
+    tarball.unlink()
 
 
 def requirement_pins(requirements: Path) -> dict[str, str]:
@@ -283,9 +329,8 @@ def pinned_python(requirements: Path, name: str, what: str) -> Path:
     key = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
     key += f"-py{sys.version_info.major}{sys.version_info.minor}"
     target = cache_root(name) / key
-    if not (target / "installed").is_file():
-        shutil.rmtree(target, ignore_errors=True)
-        install_whole(target, lambda work: _install_venv(work, requirements, what))
+    install_whole(target, lambda made: (made / "installed").is_file(),
+                  lambda work: _install_venv(work, requirements, what))  # fmt: skip
     _pythons[requirements] = target / "bin" / "python"
     return _pythons[requirements]
 
