@@ -157,3 +157,17 @@ def test_every_command_module_imports_its_library_only_when_it_runs() -> None:
     code = "\n".join(f"import emulator.cli.{name}" for name in commands)
     loaded = loaded_after(code)
     assert not loaded & {"aiohttp", "av", "faker", "jsonschema"}, loaded
+
+
+@pytest.mark.slow
+def test_placing_a_call_loads_no_audio_codec_and_no_faker_until_used() -> None:
+    """PyAV (90 ms to import) codes audio only for a prompt file or a recording, Faker (100 ms)
+    makes a caller's name, a manifest's samples and ``botemu serve``'s test users: imported
+    when first used, they no longer cost every ``botemu call`` and ``botemu test`` their start,
+    nor PyAV ``botemu serve`` its."""
+    loaded = loaded_after("import emulator.calling.session, emulator.cli.call, "
+                          "emulator.runner.suite, emulator.tokenservice.model")  # fmt: skip
+    assert "emulator.calling.media" in loaded, loaded
+    assert not loaded & {"av", "faker"}, loaded & {"av", "faker"}
+    served = loaded_after("import emulator.service.hosting, emulator.manifest.check")
+    assert "emulator.calling.media" in served and "av" not in served, served

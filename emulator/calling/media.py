@@ -42,9 +42,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
-import av
+if TYPE_CHECKING:
+    import av
 
 from emulator.audio.pcm import fit, wav_bytes, wav_mono
 from emulator.audio.shared import shared_synthesizer
@@ -217,6 +218,8 @@ def _pyav_encode(
     codec: Literal["libmp3lame", "wmav2"],
     options: dict[str, str],
 ) -> bytes:
+    import av  # imported when audio is first coded: 90 ms a process that never does
+
     buf = io.BytesIO()
     try:
         with av.open(buf, "w", format=container, container_options=options) as out:
@@ -287,6 +290,8 @@ def decode_samples(data: bytes, max_seconds: float) -> array.array[int]:
     if _is_wav(data):
         with contextlib.suppress(wave.Error, EOFError, ValueError):
             return wav_mono(data, max_seconds)  # PCM: stdlib; mu-law and the rest: FFmpeg
+    import av
+
     out, limit = array.array("h"), round(max_seconds * SAMPLE_RATE)
     resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
     try:
@@ -374,6 +379,8 @@ class _Decoded(NamedTuple):
 
 def _pyav_decode(data: bytes, container: str, label: str) -> _Decoded:
     """Decode the first audio stream of ``data`` and measure it."""
+    import av
+
     seconds = Fraction(0)
     try:
         with av.open(io.BytesIO(data), "r", format=container, metadata_errors="replace") as inp:
@@ -429,6 +436,8 @@ def _kib(size: int) -> int:
 
 
 def _why(e: BaseException) -> str:
+    import av
+
     if isinstance(e, av.FFmpegError) and e.strerror:
         return e.strerror[:1].lower() + e.strerror[1:]
     text = " ".join(str(e).split())

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from faker import Faker
-
 from emulator.calling import exchange_rules as X
 from emulator.calling.engine import WorkflowRun, result_for
 from emulator.calling.judging import JSON_TYPE
@@ -32,6 +30,8 @@ from emulator.errors import BotemuError
 from emulator.jsonutil import JSONObject
 
 if TYPE_CHECKING:
+    from faker import Faker
+
     from emulator.calling.faults import PlatformFaults
 
 USER_AGENT = "botemu-calling/0.1"
@@ -39,6 +39,8 @@ USER_AGENT = "botemu-calling/0.1"
 
 @lru_cache(maxsize=1)
 def _faker() -> Faker:
+    from faker import Faker  # imported when first used: 100 ms a process that never does
+
     return Faker("en_US")
 
 

@@ -45,7 +45,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final, Protocol
 
 import aiohttp
-from faker import Faker
 
 from emulator.connector.sender import ActivitySender, BotAnswer, BotTokens, TokenKind
 from emulator.errors import BotemuError
@@ -286,6 +285,8 @@ def _sample_activity(
     if kind in ("event", "invoke"):
         activity["name"] = definition.get("name", key)
     if kind == "message":
+        from faker import Faker  # imported when first used: 100 ms a process that never does
+
         fake = Faker()
         fake.seed_instance(own_seed)
         activity["text"] = fake.sentence()

@@ -7,9 +7,10 @@ import importlib
 import string
 from collections.abc import Callable
 from datetime import UTC
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from faker import Faker
+if TYPE_CHECKING:
+    from faker import Faker
 
 # --- formats -------------------------------------------------------------------------------------
 

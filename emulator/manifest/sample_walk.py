@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote
 
-from faker import Faker
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 
 from emulator.jsonutil import JSON, JSONObject
 from emulator.patterns import quiet_patterns
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 ATTEMPTS: Final = 12
 """Candidates tried before ``SampleError``; the later half leave out optional properties."""

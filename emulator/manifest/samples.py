@@ -25,9 +25,8 @@ it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from faker import Faker
 from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError, best_match  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
@@ -38,6 +37,9 @@ from emulator.manifest.sample_build import SPAN, ValueBuilder
 from emulator.manifest.sample_text import FORMATS, regex_sample
 from emulator.manifest.sample_walk import ATTEMPTS, MAX_DEPTH, Schema, Unsatisfiable, merge
 from emulator.patterns import quiet_patterns
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 __all__ = [
     "ATTEMPTS",
@@ -92,6 +94,8 @@ def sample(schema: JSON, *, seed: int, definitions: Mapping[str, JSON] | None = 
     except SchemaError as e:
         where = "#" + "".join(f"/{p}" for p in e.absolute_path)
         raise SampleError(where, f"not a draft-07 schema: {e.message}") from None
+    from faker import Faker  # imported when first used: 100 ms a process that never does
+
     fake = Faker()
     fake.seed_instance(seed)
     try:

@@ -20,8 +20,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from faker import Faker
-
 from emulator.jsonutil import JSON, JSONObject
 
 DEFAULT_CONNECTION = "botemu-oauth"
@@ -62,6 +60,8 @@ class OAuthConnection:
 
 def test_users(seed: int = 7, count: int = 3) -> tuple[TestUser, ...]:
     """The default test users, made by Faker with a seed (the same every run)."""
+    from faker import Faker  # imported when first used: 100 ms a process that never does
+
     fake = Faker()
     fake.seed_instance(seed)
     users = []
