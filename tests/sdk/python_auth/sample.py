@@ -1,8 +1,9 @@
 """The platform's authentication sample for Python as the tests run it: ``bot/`` is
 BotBuilder-Samples' samples/python/18.bot-authentication (its ``config.py`` reads ``PORT``),
-``bot/teams_app.py`` the same as a Teams bot; a Python with ``requirements.txt`` (this
-interpreter when it has those versions, else a virtual environment made once per pin set in
-``~/.cache/botemu-tests/python_auth/<hash>``); and botemu with the bot registered with an app id
+``bot/teams_app.py`` the same as a Teams bot; a Python with ``tests/sdk/python/requirements.txt``
+(the platform's Python SDK, ``botbuilder-dialogs`` for the sample's ``OAuthPrompt`` among its
+pins: this interpreter when it has those versions, else the virtual environment the echo bot's
+tests use, made once per pin set in ``~/.cache/botemu-tests/python_sdk/<hash>``); and botemu with the bot registered with an app id
 and password, the sample started with nothing but what ``botemu env botbuilder-python --format
 json`` prints and the ``ConnectionName`` it reads."""
 
@@ -22,7 +23,7 @@ from tests.sdk.harness import (
 )
 
 HERE = Path(__file__).resolve().parent
-REQUIREMENTS = HERE / "requirements.txt"
+REQUIREMENTS = HERE.parent / "python" / "requirements.txt"
 BOT = HERE / "bot"
 APP_ID = "5d2e8a10-3b4c-4f5e-8a9b-0c1d2e3f4a5b"
 APP_PASSWORD = "python-auth-s3cret"
@@ -31,8 +32,8 @@ CONNECTION = "graph"
 
 
 def python_auth() -> Path:
-    """A Python with the pins of ``requirements.txt`` (skipped when it cannot be installed)."""
-    return pinned_python(REQUIREMENTS, "python_auth", "the Python SDK")
+    """A Python with the pins of ``REQUIREMENTS`` (skipped when it cannot be installed)."""
+    return pinned_python(REQUIREMENTS, "python_sdk", "the Python SDK")
 
 
 class Sample(Bot):
