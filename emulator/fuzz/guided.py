@@ -3,9 +3,10 @@
 Most calls (three in four, while there is one) go to the frontier: the first state, in the order
 found, with a common move (``moves.offered``) that no caller has tried there. The call replays the
 steps that first led to that state and takes that move. Once there is none, one call in four goes
-to the first state and last ``CONTEXT`` steps met with a common move never taken there after them
-that, as far as the search has seen, may end the call: it replays the steps that first led there
-and takes that move (``ENDING_CALLS``), each such move once. The others start from nothing. Past
+to the first state and last ``CONTEXT`` steps met (those that came back to their state from
+another first) with a common move never taken there after them that, as far as the search has
+seen, may end the call: it replays the steps that first led there and takes that move
+(``ENDING_CALLS``), each such move once. The others start from nothing. Past
 its aim, a caller takes in each state a common move never taken in that state after the same last
 ``CONTEXT`` steps, if there is one; if not, the first move of one of the shortest ways, as far as
 the search has seen where each move leads, to a state and last steps where such a move is left
@@ -59,12 +60,7 @@ there after those steps (``Guide.ending``): they replay the steps that first led
 that move, as a rule ending the call on a sequence never ended on. A call ends once, and a
 caller steered to its last step (``ROOM``) ends on a new one of the 1,052 sequences of three
 steps and a move that ends the call (``benchmarks/fuzz.py --count``) only about half the
-time. ``benchmarks/fuzz.py --no-walk``,
-found of 40 (seeds 1-40) for ``speech-4`` (its last move ends the call), ``digits-4`` and
-``wrong-4`` (theirs keep it going): none 22, 37, 37; one 30, 40, 33 (seeds 1-20: 18, 20, 18);
-two 37, 40, 30; one, drawn at random among those met 28, 40, 35; two so 24, 37, 33; one, to any
-move never taken there 22, 38, 35; one, and one to a move that keeps the call going 31, 40, 35
-(seeds 1-20: 17, 20, 17); one, the shortest steps in first 23, 40, 37."""
+time. The variants measured are in docs/fuzz.md ("The ending frontier")."""
 CONTEXT = 3
 """A move is tried once after each sequence of ``CONTEXT`` steps that came to its state."""
 MAX_SEEN = 200_000
@@ -74,15 +70,9 @@ ROOM = 1
 then one that ends it: it goes on to its last step, and ends the call there on a move never
 taken after its last steps. A move never taken leads, as a rule, to last steps never met, where
 every move is untried: so a caller that goes on makes a new sequence at each step, and still
-ends on one. With ``CONTEXT + 1`` (room to come to any last steps before ending) a caller of
-eight steps went on for four, three of them with last steps every call has, and made about one
-new sequence that keeps the call going a call: against the bot with no bug of
-``tests/bots/deep_bots.py``, 1,000 calls made 572-597 of 1,228 such sequences, and with this
-882-928 (it ends its calls on fewer of the 1,151 sequences that end one: 510-538 against
-593-617). ``benchmarks/fuzz.py``, 20 seeds: at depth 3 a median of 37.5 calls against 42, at
-depth 4 203 against 329.5, 82 % found in both (docs/fuzz.md). Always ending first (the shortest
-sequences first) found a bug four moves deep whose last move keeps the call going in 2 of 10
-searches, against 9 of 10."""
+ends on one. Against ``CONTEXT + 1`` (room to come to any last steps before ending), 1,000 calls
+made 882-928 of the 1,228 sequences that keep the call going against the bot with no bug of
+``tests/bots/deep_bots.py`` instead of 572-597 (docs/fuzz.md, "How callers are made")."""
 MAX_CONTEXTS = 20_000
 """At most so many states after last steps are kept with the steps that first led there
 (``Guide.contexts``; a few hundred bytes each with ``max_steps`` 50)."""
@@ -93,6 +83,17 @@ Context = tuple[str, tuple[str, ...]]
 """A state and the last steps (at most ``CONTEXT``) that came to it."""
 Way = tuple[str, tuple[str, ...], str]
 """A move on a caller's way: the state it is taken in, the last steps before it, its label."""
+
+
+def came_back(where: str, before: list[tuple[str, str]]) -> bool:
+    """Whether the last steps (``before``: the state each was taken in, and the step) came back
+    to the state ``where`` from another: a menu come back to from a sub-menu, where a bot's
+    memory of the call may have gone wrong. Sequences that end the call there are tried first
+    (``Guide.ending``): in ``benchmarks/fuzz.py --no-walk --seeds 40``, a bug whose last move
+    ends the call after three steps that go out of the main menu and back was found in 37
+    searches of 40, against 30 in the order met (docs/fuzz.md)."""
+    states = {state for state, _ in before} - {"no input"}
+    return where in states and len(states) > 1
 
 
 @dataclass
@@ -201,17 +202,19 @@ class Guide:
         until a step leads somewhere else, a state is found or a move is taken back."""
         self.first: dict[str, tuple[Step, ...]] = {}
         """Each state found, in order, with the steps that first led to it."""
-        self.contexts: list[tuple[Context, tuple[Step, ...]]] = []
-        """Each state after each last ``CONTEXT`` steps met, in the order met, with the steps
-        that first led there (``ending``)."""
-        self._index: dict[Context, int] = {}
-        """Where each of ``contexts`` is in it."""
+        self.contexts: tuple[list[tuple[Context, tuple[Step, ...]]], ...] = ([], [])
+        """Each state after each last ``CONTEXT`` steps met, with the steps that first led
+        there (``ending``), in the order met: first those whose last steps came back to their
+        state from another (``came_back``), then the others."""
+        self._index: dict[Context, tuple[int, int]] = {}
+        """Where each of ``contexts`` is: which list, and where in it."""
         self.aimed: set[tuple[Context, str]] = set()
         """The moves ``ending`` gave, after their state and last steps: each is given once,
         taken there or not (a replay may go elsewhere, a step be drawn again for another
         state), as the frontier's moves are counted tried once aimed at."""
-        self._ended = 0
-        """How many of ``contexts`` (in order) have no untried move that may end the call."""
+        self._ended = [0, 0]
+        """How many of each list of ``contexts`` (in order) have no untried move that may end
+        the call."""
 
     def offers_in(self, where: str, state: State | None) -> list[Offer]:
         """The moves from ``state`` (named ``where``), kept once made."""
@@ -243,20 +246,21 @@ class Guide:
         return Walk(self, listening, [])
 
     def ending(self) -> tuple[Context, tuple[Step, ...], Offer] | None:
-        """The first state and last steps met (``contexts``) with a common move never taken
+        """The first state and last steps met (``contexts``, those that came back first) with
+        a common move never taken
         there after those steps, nor given here before (``aimed``), that, as far as the search
         has seen, may end the call (it led to an end, or nowhere known yet; a move of several
         steps): that state and those steps, the steps that first led there (fewer than
         ``max_steps``: a step of a call was taken there), and that move."""
-        contexts, aimed = self.contexts, self.aimed
-        while self._ended < len(contexts):
-            key, steps = contexts[self._ended]
-            where = key[0]
-            done = self.after.get(key, ())
-            for label, _, there in self._moves(where):
-                if there is None and label not in done and (key, label) not in aimed:
-                    return key, steps, next(o for o in self.offers[where] if o.label == label)
-            self._ended += 1
+        aimed, ended = self.aimed, self._ended
+        for kind, contexts in enumerate(self.contexts):
+            while ended[kind] < len(contexts):
+                key, steps = contexts[ended[kind]]
+                where, done = key[0], self.after.get(key, ())
+                for label, _, there in self._moves(where):
+                    if there is None and label not in done and (key, label) not in aimed:
+                        return key, steps, next(o for o in self.offers[where] if o.label == label)
+                ended[kind] += 1
         return None
 
     def frontier(self) -> tuple[str, Offer] | None:
@@ -308,7 +312,7 @@ class Guide:
             if len(self.after) >= MAX_SEEN:
                 self.after.clear()
                 self.stuck.clear()
-                self._ended = 0  # moves never taken again
+                self._ended = [0, 0]  # moves never taken again
             counts = self.after[where, recent] = Counter()
         return counts
 
@@ -319,7 +323,8 @@ class Guide:
             counts[label] -= 1
             if counts[label] <= 0:
                 del counts[label]  # never taken there after those steps
-                self._ended = min(self._ended, self._index.get((where, recent), self._ended))
+                kind, at = self._index.get((where, recent), (0, self._ended[0]))
+                self._ended[kind] = min(self._ended[kind], at)
             self.stuck.clear()
 
     def steer(self, where: str, recent: tuple[str, ...], left: int) -> list[Way] | None:
@@ -389,7 +394,7 @@ class Guide:
         found are made again."""
         self.moves.clear()
         self.stuck.clear()
-        self._ended = 0  # a move may now be known to end the call where it was not
+        self._ended = [0, 0]  # a move may now be known to end the call where it was not
 
     def _fewest(self, counts: Counter[str], labels: list[str]) -> str:
         """One of ``labels`` taken least often by ``counts`` (ties at random)."""
@@ -427,9 +432,10 @@ class Guide:
             if where not in self.first and len(self.first) < MAX_STATES:
                 self.first[where] = tuple(walk.steps[:i])
             key = (where, tuple(done[max(0, i - CONTEXT) : i]))
-            if key not in self._index and len(self.contexts) < MAX_CONTEXTS:
-                self._index[key] = len(self.contexts)
-                self.contexts.append((key, tuple(walk.steps[:i])))
+            if key not in self._index and len(self._index) < MAX_CONTEXTS:
+                kind = 0 if came_back(where, walk.trail[max(0, i - CONTEXT) : i]) else 1
+                self._index[key] = (kind, len(self.contexts[kind]))
+                self.contexts[kind].append((key, tuple(walk.steps[:i])))
         new = 0
         for i in range(1, len(trail)):
             here, step = trail[i - 1]

@@ -16,7 +16,7 @@ from emulator.calling.caller import HangUp, Press, describe
 from emulator.explore.states import Choice, State
 from emulator.fuzz import guided
 from emulator.fuzz.caller import Listening
-from emulator.fuzz.guided import Guide, Walk
+from emulator.fuzz.guided import Guide, Walk, came_back
 from emulator.fuzz.moves import offered
 
 MENU = State("recognize", ("main menu",), (Choice("a", "1", ("alpha",)), Choice("b", "2", ())),
@@ -316,6 +316,32 @@ def test_an_ending_aimed_at_but_drawn_again_for_another_state_is_not_aimed_at_ag
     assert len(aims) == len(set(aims)), aims
 
 
+def test_an_ending_after_steps_that_came_back_to_their_state_is_aimed_at_first() -> None:
+    """A call went from the main menu to the second (``press 2``), back (``press 4``) and on
+    (``press 1``): the main menu after ``press 2; press 4`` came back to its state from
+    another, and its moves that may end the call are aimed at before those of every state and
+    last steps met before it (a menu come back to from a sub-menu is where a bot's memory of
+    the call goes wrong: ``came_back``)."""
+    guide = Guide(random.Random(15), 8)
+    guide.offers_in(MENU.id, MENU), guide.offers_in(NEXT.id, NEXT)
+    walk = Walk(guide, at(MENU), [Press("2"), Press("4"), Press("1")])
+    for state in (MENU, NEXT, MENU):
+        walk.listening.state = state
+        walk.draw()
+    guide.learn(walk, "bot hung up")
+    back = (MENU.id, ("press 2", "press 4"))
+    assert [key for key, _ in guide.contexts[0]] == [back]
+    assert [key for key, _ in guide.contexts[1]] == [(MENU.id, ()), (NEXT.id, ("press 2",))]
+    ending = guide.ending()
+    assert ending is not None and ending[0] == back and ending[1] == (Press("2"), Press("4"))
+    tried_all(guide, MENU, back[1])
+    ending = guide.ending()
+    assert ending is not None and ending[0] == (MENU.id, ()), "then in the order met"
+    assert came_back(MENU.id, [(MENU.id, "press 2"), (NEXT.id, "press 4")])
+    assert not came_back(MENU.id, [(MENU.id, "press 9"), (MENU.id, "press 9")])
+    assert not came_back(NEXT.id, [(MENU.id, "press 2")])
+
+
 def test_the_states_after_last_steps_kept_with_their_steps_are_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -335,7 +361,7 @@ def test_the_states_after_last_steps_kept_with_their_steps_are_bounded(
                 for _ in steps:
                     walk.draw()
                 guide.learn(walk, "bot hung up")
-            return len(guide.contexts), tracemalloc.get_traced_memory()[0]
+            return sum(map(len, guide.contexts)), tracemalloc.get_traced_memory()[0]
         finally:
             tracemalloc.stop()
 
