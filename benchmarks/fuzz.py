@@ -12,8 +12,9 @@ own, then for each bot and each seed (``--seeds``, 1 to N) runs, one call at a t
   the bot ends the call or ``--max-steps`` steps; the calls until one fails.
 Both have ``--budget`` calls. Prints, per bot and per depth, the median calls to find the bug
 (a search that did not find it counts as more than the budget) and the share of searches that
-found it within the budget. Asserts nothing. Run from the project root:
-``python benchmarks/fuzz.py [--seeds 20] [--budget 1000] [--only NAME,...]``. (Calls per second:
+found it within the budget (``--per-seed``: and each seed's calls, ``-`` for not found).
+Asserts nothing. Run from the project root:
+``python benchmarks/fuzz.py [--seeds 20] [--budget 1000] [--only NAME,...] [--per-seed]``. (Calls per second:
 ``benchmarks/fuzz_speed.py``.)
 
 With ``--count`` it runs the fuzzer (``--calls`` calls, seed 1) against the bot with no bug
@@ -173,6 +174,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3000, help="the fuzzer's calls for --count")
     parser.add_argument("--no-walk", action="store_true",
                         help="the fuzzer only (to try a change; the baseline is then not run)")  # fmt: skip
+    parser.add_argument("--per-seed", action="store_true",
+                        help="also the fuzzer's calls to find each bug, seed by seed")  # fmt: skip
     options = parser.parse_args()
     if options.count:
         with (
@@ -209,6 +212,9 @@ def main() -> None:
                   f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; random walk median "
                   f"{median_text(walk, budget):>6}, found {sum(n is not None for n in walk)}/"
                   f"{len(walk)}", flush=True)  # fmt: skip
+            if options.per_seed:
+                print("  fuzz per seed: " + ", ".join(f"{s}: {'-' if n is None else n}"
+                                                      for s, n in zip(seeds, fuzz, strict=True)))  # fmt: skip
     print(f"per depth ({options.seeds} seeds, budget {budget}):")
     for depth in sorted(rows):
         fuzz, walk = rows[depth]
