@@ -163,6 +163,15 @@ def median_text(found: list[int | None], budget: int) -> str:
     return f">{budget}" if value > budget else f"{value:g}"
 
 
+def walk_text(walk: list[int | None], budget: int, ran: bool, share: bool = False) -> str:
+    """The random walk's median and how many found the bug; not ``ran`` (``--no-walk``)."""
+    if not ran:
+        return "random walk not run (--no-walk)"
+    found = sum(n is not None for n in walk)
+    told = f"{100 * found / len(walk):3.0f}% found" if share else f"found {found}/{len(walk)}"
+    return f"random walk median {median_text(walk, budget):>6}, {told}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
@@ -209,9 +218,8 @@ def main() -> None:
             rows.setdefault(depth, ([], []))[0].extend(fuzz)
             rows[depth][1].extend(walk)
             print(f"{name:<11} fuzz median {median_text(fuzz, budget):>6}, found "
-                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; random walk median "
-                  f"{median_text(walk, budget):>6}, found {sum(n is not None for n in walk)}/"
-                  f"{len(walk)}", flush=True)  # fmt: skip
+                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; " + walk_text(walk, budget, not options.no_walk),
+                  flush=True)  # fmt: skip
             if options.per_seed:
                 print("  fuzz per seed: " + ", ".join(f"{s}: {'-' if n is None else n}"
                                                       for s, n in zip(seeds, fuzz, strict=True)))  # fmt: skip
@@ -219,9 +227,8 @@ def main() -> None:
     for depth in sorted(rows):
         fuzz, walk = rows[depth]
         print(f"depth {depth}: fuzz median {median_text(fuzz, budget):>6}, "
-              f"{100 * sum(n is not None for n in fuzz) / len(fuzz):3.0f}% found; random walk "
-              f"median {median_text(walk, budget):>6}, "
-              f"{100 * sum(n is not None for n in walk) / len(walk):3.0f}% found")  # fmt: skip
+              f"{100 * sum(n is not None for n in fuzz) / len(fuzz):3.0f}% found; "
+              + walk_text(walk, budget, not options.no_walk, share=True))  # fmt: skip
 
 
 if __name__ == "__main__":
