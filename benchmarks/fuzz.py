@@ -3,7 +3,8 @@ walk.
 
 Starts every bot of ``tests/bots/deep_bots.py`` (one planted bug each, 1 to 4 steps deep: keys,
 silence, speech, digit strings at their boundary, a hang-up at a moment) in a process of its
-own, then for each bot and each seed (``--seeds``, 1 to N) runs, one call at a time:
+own, then for each bot and each seed (``--seeds N``: 1 to N, or from ``--first-seed``) runs,
+one call at a time:
 - the fuzzer (``emulator.fuzz.search.Fuzzer``, no database of examples, ``--seed`` the seed),
   stopped at its first failure: the calls it took;
 - the baseline, a uniform random walk: at every waiting point one of the moves the bot offers
@@ -175,6 +176,8 @@ def walk_text(walk: list[int | None], budget: int, ran: bool, share: bool = Fals
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--first-seed", type=int, default=1,
+                        help="the seeds are this one and the next --seeds - 1")  # fmt: skip
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--only", default="", help="bots by name, comma-separated")
@@ -209,7 +212,7 @@ def main() -> None:
         for name in names:
             url = stack.enter_context(deep_bot(name))
             asyncio.run(wait_for(url))
-            seeds = range(1, options.seeds + 1)
+            seeds = range(options.first_seed, options.first_seed + options.seeds)
             fuzz = [fuzz_calls(url, store, s, budget, options.max_steps) for s in seeds]
             walk = [None if options.no_walk else
                     asyncio.run(walk_calls(url, store, s, budget, options.max_steps))
@@ -223,7 +226,8 @@ def main() -> None:
             if options.per_seed:
                 print("  fuzz per seed: " + ", ".join(f"{s}: {'-' if n is None else n}"
                                                       for s, n in zip(seeds, fuzz, strict=True)))  # fmt: skip
-    print(f"per depth ({options.seeds} seeds, budget {budget}):")
+    last = options.first_seed + options.seeds - 1
+    print(f"per depth ({options.seeds} seeds, {options.first_seed} to {last}, budget {budget}):")
     for depth in sorted(rows):
         fuzz, walk = rows[depth]
         print(f"depth {depth}: fuzz median {median_text(fuzz, budget):>6}, "
