@@ -121,6 +121,22 @@ async def run_all(runner: Runner, scenarios: Sequence[Scenario]) -> dict[str, Sc
     return {r.scenario.id: r for r in results}
 
 
+async def latency_again(
+    runner: Runner, results: dict[str, ScenarioResult], failing: set[str]
+) -> None:
+    """The latency scenario, failed by a bot not expected to fail it, run again alone (twice at
+    most; its result replaced): the whole suite's calls at once, on a machine the rest of the
+    test suite loads, once put a response of a sound bot past its p95 bound of 1 s. A slow bot
+    fails it each time."""
+    first = results.get(RESPONSE_TIME)
+    if first is None or first.passed or RESPONSE_TIME in failing:
+        return
+    for _ in range(2):
+        results[RESPONSE_TIME] = await runner.run(first.scenario)
+        if results[RESPONSE_TIME].passed:
+            return
+
+
 def failed(results: dict[str, ScenarioResult]) -> dict[str, list[str]]:
     """Scenario id -> its failures (rule: message), for the scenarios that failed."""
     return {
@@ -297,6 +313,7 @@ async def test_a_broken_calling_bot_fails_the_scenarios_that_target_its_fault(
     timeout = 0.3 if kind == "slow" else 5.0
     async with Runner(Target(bot_url=url), store, seed=5, timeout=timeout) as runner:
         results = await run_all(runner, SUITE_CALLS)
+        await latency_again(runner, results, failing)
     failures = failed(results)
     assert set(failures) == failing
     assert all(r.error is None for r in results.values())  # each ran: the bot failed it
