@@ -1,7 +1,7 @@
 """Benchmark of botemu's start-up: whole processes, beside ``python -c pass`` in the same run.
 
-Times ``botemu --version``, ``botemu lint FILE`` (a small valid Workflow) and ``botemu rules`` as
-separate processes (``python -m emulator ...``), each run ``--runs`` times, alternating with the
+Times ``botemu --version``, ``botemu lint FILE`` (a small valid Workflow), ``botemu rules`` and
+``botemu call --help`` (which loads what places a call) as separate processes (``python -m emulator ...``), each run ``--runs`` times, alternating with the
 baseline ``python -c pass`` so that both see the same machine load; prints the medians, the
 ratio to the baseline, and the peak memory of one run of each.
 
@@ -63,6 +63,7 @@ def main() -> None:
             "botemu --version": [*botemu, "--version"],
             "botemu lint FILE": [*botemu, "lint", str(workflow)],
             "botemu rules": [*botemu, "rules"],
+            "botemu call --help": [*botemu, "call", "--help"],  # loads what places a call
         }
         baseline_argv = [sys.executable, "-c", "pass"]
         baseline: list[float] = []
