@@ -136,7 +136,7 @@ def test_a_broken_threshold_exits_1(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_two_worker_processes_at_a_rate_add_up_in_the_master(tmp_path: Path) -> None:
     with echo_server() as server:
-        result = echo_run(server, tmp_path, "--processes", "2", "--rate", "10", "--duration", "3s",
+        result = echo_run(server, tmp_path, "--processes", "2", "--rate", "10", "--duration", "5s",
                           "--json", str(tmp_path / "summary.json"))  # fmt: skip
         received = server.bodies("/api/Conversation")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -146,7 +146,10 @@ def test_two_worker_processes_at_a_rate_add_up_in_the_master(tmp_path: Path) -> 
     conversations = next(r for r in summary["requests"] if r["name"] == "Conversation")
     # every call a worker completed is counted; a call cut at the end may be missing
     assert len(received) - 2 <= conversations["count"] <= len(received)
-    assert 18 <= summary["calls"]["started"] <= 40  # 10 calls/s for 3s, however the load splits
+    # 10 calls/s for 5 s, however the load splits: each worker's pace starts at its first call,
+    # which a machine loaded by the rest of the suite delayed by 1.7 s (13 calls of 30 in 3 s);
+    # each worker at the whole rate would make about 100, each at half its share about 25
+    assert 28 <= summary["calls"]["started"] <= 65
     assert set(summary["generator"]["cpu"]) == {"master", "worker-1", "worker-2"}
     assert summary["generator"]["late_starts"] >= 0  # 0 unless this machine is very busy
     assert all(body["botemu_db"] == str(tmp_path / "t.db") for body in received)
