@@ -60,12 +60,12 @@ class Watch:
 
 @contextlib.asynccontextmanager
 async def live_call(
-    url: str, folder: Path
+    url: str, folder: Path, pace: float = PACE
 ) -> AsyncIterator[tuple[LiveCaller, Watch, TranscriptStore, asyncio.Task[CallReport]]]:
-    """A live call to ``url`` at ``PACE`` into a store in ``folder``, its first Workflow (the
+    """A live call to ``url`` at ``pace`` into a store in ``folder``, its first Workflow (the
     reference bot's menu) playing."""
     caller, watch = LiveCaller(), Watch()
-    settings = CallSettings(bot_url=url, pace=PACE, live=True)
+    settings = CallSettings(bot_url=url, pace=pace, live=True)
     with TranscriptStore(folder / "t.db") as store:
         call = asyncio.create_task(place_call(settings, store, listener=watch, live=caller))
         await watch.until("Workflow [answer, playPrompt, recognize]")
