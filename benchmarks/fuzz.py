@@ -14,8 +14,8 @@ one call at a time:
 Both have ``--budget`` calls. Prints, per bot and per depth, the median calls to find the bug
 (a search that did not find it counts as more than the budget) and the share of searches that
 found it within the budget (``--per-seed``: and each seed's calls, ``-`` for not found).
-Asserts nothing. Run from the project root:
-``python benchmarks/fuzz.py [--seeds 20] [--budget 1000] [--only NAME,...] [--per-seed]``. (Calls per second:
+Asserts nothing. Run from the project root: ``python benchmarks/fuzz.py [--seeds 20]
+[--first-seed 1] [--budget 1000] [--only NAME,...] [--per-seed]``. (Calls per second:
 ``benchmarks/fuzz_speed.py``.)
 
 With ``--count`` it runs the fuzzer (``--calls`` calls, seed 1) against the bot with no bug
@@ -221,11 +221,12 @@ def main() -> None:
             rows.setdefault(depth, ([], []))[0].extend(fuzz)
             rows[depth][1].extend(walk)
             print(f"{name:<11} fuzz median {median_text(fuzz, budget):>6}, found "
-                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; " + walk_text(walk, budget, not options.no_walk),
-                  flush=True)  # fmt: skip
+                  f"{sum(n is not None for n in fuzz)}/{len(fuzz)}; "
+                  + walk_text(walk, budget, not options.no_walk), flush=True)  # fmt: skip
             if options.per_seed:
-                print("  fuzz per seed: " + ", ".join(f"{s}: {'-' if n is None else n}"
-                                                      for s, n in zip(seeds, fuzz, strict=True)))  # fmt: skip
+                pairs = zip(seeds, fuzz, strict=True)
+                calls = [f"{s}: {'-' if n is None else n}" for s, n in pairs]
+                print("  fuzz per seed: " + ", ".join(calls))
     last = options.first_seed + options.seeds - 1
     print(f"per depth ({options.seeds} seeds, {options.first_seed} to {last}, budget {budget}):")
     for depth in sorted(rows):

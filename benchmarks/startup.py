@@ -1,9 +1,10 @@
 """Benchmark of botemu's start-up: whole processes, beside ``python -c pass`` in the same run.
 
 Times ``botemu --version``, ``botemu lint FILE`` (a small valid Workflow), ``botemu rules`` and
-``botemu call --help`` (which loads what places a call) as separate processes (``python -m emulator ...``), each run ``--runs`` times, alternating with the
-baseline ``python -c pass`` so that both see the same machine load; prints the medians, the
-ratio to the baseline, and the peak memory of one run of each.
+``botemu call --help`` (which loads what places a call) as separate processes (``python -m
+emulator ...``), each run ``--runs`` times, alternating with the baseline ``python -c pass`` so
+that both see the same machine load; prints the medians, the ratio to the baseline, and the
+peak memory of one run of each.
 
 Asserts nothing about time. Run: ``python benchmarks/startup.py [--runs 15]``.
 """

@@ -247,11 +247,10 @@ class Guide:
 
     def ending(self) -> tuple[Context, tuple[Step, ...], Offer] | None:
         """The first state and last steps met (``contexts``, those that came back first) with
-        a common move never taken
-        there after those steps, nor given here before (``aimed``), that, as far as the search
-        has seen, may end the call (it led to an end, or nowhere known yet; a move of several
-        steps): that state and those steps, the steps that first led there (fewer than
-        ``max_steps``: a step of a call was taken there), and that move."""
+        a common move never taken there after those steps, nor given here before (``aimed``),
+        that, as far as the search has seen, may end the call (it led to an end, or nowhere
+        known yet; a move of several steps): that state and those steps, the steps that first
+        led there (fewer than ``max_steps``: a step of a call was taken there), and that move."""
         aimed, ended = self.aimed, self._ended
         for kind, contexts in enumerate(self.contexts):
             while ended[kind] < len(contexts):
@@ -323,8 +322,9 @@ class Guide:
             counts[label] -= 1
             if counts[label] <= 0:
                 del counts[label]  # never taken there after those steps
-                kind, at = self._index.get((where, recent), (0, self._ended[0]))
-                self._ended[kind] = min(self._ended[kind], at)
+                spot = self._index.get((where, recent))
+                if spot is not None:  # looked at again from there
+                    self._ended[spot[0]] = min(self._ended[spot[0]], spot[1])
             self.stuck.clear()
 
     def steer(self, where: str, recent: tuple[str, ...], left: int) -> list[Way] | None:

@@ -6,10 +6,10 @@ line as it comes (``wait_for`` a line, ``settle`` until it is quiet, ``stop``).
 The SDKs' packages are installed once per pin set or lock file into a cache outside the
 repository (``~/.cache/botemu-tests/<name>/<hash>``, ``$XDG_CACHE_HOME`` respected), each made
 whole under a temporary name, then renamed (``install_whole``), by one worker while the others
-that need it wait, and reused; tests are skipped,
-with the reason, when an install step fails or takes too long. ``npm_install`` is that for a
-directory with a ``package.json`` and its lock file (``npm ci``), ``npm_pack`` for one package's
-own files, checked against its pinned integrity.
+that need it wait, and reused; tests are skipped, with the reason, when an install step fails or
+takes too long. ``npm_install`` is that for a directory with a ``package.json`` and its lock
+file (``npm ci``), ``npm_pack`` for one package's own files, checked against its pinned
+integrity (``unpack_checked``).
 
 ``Botemu`` runs ``python -m emulator serve`` in its own state directory (``certs/`` and the
 transcript database there), waits for its health route and reads the settings a bot needs from
@@ -289,11 +289,16 @@ def _npm_pack(name: str, version: str, integrity: str, work: Path) -> None:
                  slow=f"npm pack of {name} took over {NPM_TIMEOUT:g} s",
                  failed=f"npm pack of {name}@{version} failed ({{code}})")  # fmt: skip
     [tarball] = work.glob("*.tgz")
-    data = tarball.read_bytes()
-    digest = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
-    assert digest == integrity, f"{name}@{version}: {digest}, not the pinned {integrity}"
+    unpack_checked(tarball, integrity, f"{name}@{version}")
+
+
+def unpack_checked(tarball: Path, integrity: str, what: str) -> None:
+    """``tarball`` unpacked beside it and removed, if its ``sha512-<base64>`` is ``integrity``;
+    else an ``AssertionError`` naming ``what``, and nothing unpacked."""
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
+    assert digest == integrity, f"{what}: {digest}, not the pinned {integrity}"
     with tarfile.open(tarball) as archive:
-        archive.extractall(work, filter="data")
+        archive.extractall(tarball.parent, filter="data")
     tarball.unlink()
 
 

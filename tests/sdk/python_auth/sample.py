@@ -3,9 +3,9 @@ BotBuilder-Samples' samples/python/18.bot-authentication (its ``config.py`` read
 ``bot/teams_app.py`` the same as a Teams bot; a Python with ``tests/sdk/python/requirements.txt``
 (the platform's Python SDK, ``botbuilder-dialogs`` for the sample's ``OAuthPrompt`` among its
 pins: this interpreter when it has those versions, else the virtual environment the echo bot's
-tests use, made once per pin set in ``~/.cache/botemu-tests/python_sdk/<hash>``); and botemu with the bot registered with an app id
-and password, the sample started with nothing but what ``botemu env botbuilder-python --format
-json`` prints and the ``ConnectionName`` it reads."""
+tests use, made once per pin set in ``~/.cache/botemu-tests/python_sdk/<hash>``); and botemu
+with the bot registered with an app id and password, the sample started with nothing but what
+``botemu env botbuilder-python --format json`` prints and the ``ConnectionName`` it reads."""
 
 from __future__ import annotations
 
