@@ -44,6 +44,15 @@ def _faker() -> Faker:
     return Faker("en_US")
 
 
+def preload() -> None:
+    """Import now what a call imports when it first needs it: Faker (the caller's name) and PyAV
+    (audio coded). A load run does so before its clock starts, so that its first calls are not
+    slowed by imports, which on a busy machine took longer than a short run."""
+    import av  # noqa: F401
+
+    _faker()
+
+
 @lru_cache(maxsize=1024)
 def _identity(seed: int) -> tuple[str, str]:
     """The caller's user name and display name for a Faker seed (seeded runs repeat them)."""

@@ -38,6 +38,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter, StatsError, 
 from locust.user import User
 from locust.util.load_locustfile import load_locustfile
 
+from emulator.calling.outgoing import preload
 from emulator.load.chart import latency_chart
 from emulator.load.metrics import METRICS
 from emulator.load.options import LoadOptions, StartPacer
@@ -353,6 +354,7 @@ def worker_main(argv: list[str]) -> int:
     )
     env = Environment(user_classes=shaped(classes, args.rate or None), events=events,
                       host=args.host, parsed_options=opts, locustfile=args.locustfile.name)  # fmt: skip
+    preload()  # before the master sees this worker ready: an import holds every greenlet
     runner = env.create_worker_runner(args.master_host, args.port)
     events.init.fire(environment=env, runner=runner, web_ui=None)
     runner.greenlet.join()

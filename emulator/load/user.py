@@ -31,6 +31,7 @@ from locust.env import Environment
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.engine import Media
+from emulator.calling.outgoing import preload
 from emulator.calling.settings import CallSettings
 from emulator.config import ServiceConfig
 from emulator.load.driver import Clients, Exchange, place_call
@@ -110,6 +111,18 @@ def close_plans(**_: Any) -> None:
 
 
 events.quitting.add_listener(close_plans)
+
+
+def preload_before_the_run(runner: Any = None, **_: Any) -> None:
+    """Locust's ``init``, before the run starts: a process that places calls (not a master of
+    workers) imports what its first call would, so that the run's clock does not count it."""
+    from locust.runners import MasterRunner
+
+    if not isinstance(runner, MasterRunner):
+        preload()
+
+
+events.init.add_listener(preload_before_the_run)
 
 
 def plan_for(environment: Environment) -> Plan:

@@ -85,3 +85,25 @@ def test_botemu_load_charts_latency_over_a_real_run(tmp_path: Path) -> None:
     assert svg.startswith("<svg") and "p95 (ms)" in svg and "requests/s" in svg
     lines = re.findall(r'<polyline [^>]*points="([^"]*)"', svg)
     assert len(lines) == 4 and all(len(points.split()) >= 3 for points in lines)
+
+
+def test_a_process_that_places_calls_imports_what_its_first_call_needs_before_the_run() -> None:
+    """Faker (the caller's name) and PyAV are imported where first used; under load, the first
+    call then spent a 1 s run's whole clock importing them, and none finished on a busy machine
+    (no ``recognizeOutcome`` at all). Locust's ``init``, before the clock starts, imports them
+    in a process that places calls, not in a master of workers."""
+    code = (
+        "import sys\n"
+        "from locust import events\n"
+        "from locust.runners import MasterRunner\n"
+        "import emulator.load.user\n"
+        "assert 'faker' not in sys.modules and 'av' not in sys.modules\n"
+        "events.init.fire(environment=None, runner=MasterRunner.__new__(MasterRunner), web_ui=None)\n"
+        "print('faker' in sys.modules, 'av' in sys.modules)\n"
+        "events.init.fire(environment=None, runner=None, web_ui=None)\n"
+        "print('faker' in sys.modules, 'av' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False", "True", "True"]

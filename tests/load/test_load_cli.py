@@ -151,8 +151,11 @@ def test_two_worker_processes_at_a_rate_add_up_in_the_master(tmp_path: Path) -> 
     pids = {body["pid"] for body in received}
     assert len(pids) == 2, pids  # both workers placed calls, not the master
     conversations = next(r for r in summary["requests"] if r["name"] == "Conversation")
-    # every call a worker completed is counted; a call cut at the end may be missing
-    assert len(received) - 2 <= conversations["count"] <= len(received)
+    # every call a worker completed is counted; a call cut at the end (started, never done) may
+    # be missing, as the server may have its request with no answer read yet: on a loaded machine,
+    # five such calls were cut at once (20 received, 15 counted)
+    cut = summary["calls"]["started"] - summary["calls"]["done"]
+    assert len(received) - cut <= conversations["count"] <= len(received)
     # 10 calls/s for 5 s, however the load splits: each worker's pace starts at its first call,
     # which a machine loaded by the rest of the suite delayed by 1.7 s (13 calls of 30 in 3 s);
     # each worker at the whole rate would make about 100, each at half its share about 25
