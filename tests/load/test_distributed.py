@@ -80,3 +80,30 @@ def test_a_master_and_two_workers_place_calls_and_the_master_counts_them_all(
         writers = conn.execute("SELECT COUNT(DISTINCT writer_pid) FROM calls").fetchone()[0]
     said = "".join(p.read_text()[-2000:] for p in tmp_path.glob("worker-*.log"))
     assert writers == 2, said  # each worker placed calls and kept them
+
+
+def test_a_worker_reads_a_spawn_message_without_building_an_argument_parser_per_option() -> None:
+    """Locust's worker called ``default_args_dict()`` (a whole argument parser) once for each
+    option of a spawn message: seconds on a busy machine without a heartbeat, and the master
+    dropped both workers (the run stopped with no request counted). ``worker_main`` builds the
+    defaults once; here, as Locust's worker reads the options of a spawn message."""
+    code = (
+        "import locust.argument_parser as ap\n"
+        "from emulator.load.runner import default_options_once\n"
+        "built = 0\n"
+        "setup = ap.setup_parser_arguments\n"
+        "def counted(*a, **k):\n"
+        "    global built\n"
+        "    built += 1\n"
+        "    return setup(*a, **k)\n"
+        "ap.setup_parser_arguments = counted\n"
+        "default_options_once()\n"
+        "default_options_once()  # twice: wrapped once\n"
+        "sent = {**ap.default_args_dict(), 'botemu_pace': 1.0, 'botemu_db': 't.db'}\n"
+        "custom = {k: v for k, v in sent.items() if k not in ap.default_args_dict()}\n"
+        "print(built, sorted(custom), len(sent) > 40)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1 ['botemu_db', 'botemu_pace'] True"

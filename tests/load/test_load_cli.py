@@ -135,17 +135,13 @@ def test_a_broken_threshold_exits_1(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_two_worker_processes_at_a_rate_add_up_in_the_master(tmp_path: Path) -> None:
-    for _ in range(2):
-        with echo_server() as server:
-            result = echo_run(server, tmp_path, "--processes", "2", "--rate", "10", "--duration",
-                              "5s", "--json", str(tmp_path / "summary.json"))  # fmt: skip
-            received = server.bodies("/api/Conversation")
-        # Two runs of the whole suite on a loaded 2-core machine (2026-11-29) had a run make no
-        # request at all, both workers idle, and say so; the cause is not found yet (a worker
-        # held 6 s at its first caller's start still makes its calls). What this test checks is
-        # how the rate splits, so such a run is made once more.
-        if "no request was made" not in result.stderr:
-            break
+    # On a loaded machine, runs of this test made no request at all, or had one worker make
+    # none: Locust's worker built an argument parser per option of the spawn message, sent no
+    # heartbeat meanwhile, and the master dropped it (runner.default_options_once)
+    with echo_server() as server:
+        result = echo_run(server, tmp_path, "--processes", "2", "--rate", "10", "--duration",
+                          "5s", "--json", str(tmp_path / "summary.json"))  # fmt: skip
+        received = server.bodies("/api/Conversation")
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     pids = {body["pid"] for body in received}
