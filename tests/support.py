@@ -248,6 +248,16 @@ json.dump({"code": done.returncode, "out": done.stdout, "err": done.stderr, "pea
 child that interpreter ever waits for (forked from it, not from the large test process)."""
 
 
+def run_python(code: str, timeout: float = 60) -> str:
+    """What ``code`` prints, run by a fresh interpreter with this repository on its path (a
+    module's import-time state, or Locust's monkey-patching, kept out of the test process);
+    fails the test when the code does."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def run_measured(
     command: list[str], *, cwd: Path, timeout: float, address_space: int = 0
 ) -> tuple[subprocess.CompletedProcess[str], int]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.load.calling_bot import calling_bot
+from tests.support import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,7 +104,4 @@ def test_a_process_that_places_calls_imports_what_its_first_call_needs_before_th
         "events.init.fire(environment=None, runner=None, web_ui=None)\n"
         "print('faker' in sys.modules, 'av' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["False", "False", "True", "True"]
+    assert run_python(code).split() == ["False", "False", "True", "True"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.load.calling_bot import calling_bot
-from tests.support import free_port
+from tests.support import free_port, run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "emulator" / "load" / "locustfile.py"
@@ -103,7 +103,4 @@ def test_a_worker_reads_a_spawn_message_without_building_an_argument_parser_per_
         "custom = {k: v for k, v in sent.items() if k not in ap.default_args_dict()}\n"
         "print(built, sorted(custom), len(sent) > 40)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "1 ['botemu_db', 'botemu_pace'] True"
+    assert run_python(code).strip() == "1 ['botemu_db', 'botemu_pace'] True"
