@@ -5,8 +5,9 @@ benchmark's calls (``calls.emulator_rate``: the full platform, the transcript st
 thread included, 4 at a time) in a process of its own under ``valgrind --tool=callgrind``,
 twice: ``--base`` calls, then ``--base`` + ``--calls``. The difference of the two totals, divided
 by ``--calls``, is the instructions of one call, without the start-up both runs share. Timings
-on a shared machine move by 10 % from one run to the next; this count moves by well under 1 %.
-What it cannot see is time spent waiting: the GIL, the cores, the bot.
+on a shared machine move by 10 % from one run to the next; this count moved by 0.6 % between
+two runs (more on a busy machine: how often the event loop wakes depends on timing). What it
+cannot see is time spent waiting: the GIL, the cores, the bot.
 
 With ``--against DIR`` (a ``git archive COMMIT emulator`` extracted into DIR) that build is
 counted too, against this tree's bot, and the ratio printed. A run takes a few minutes a build
