@@ -6,16 +6,19 @@ and ``METRICS.late()``; a worker sends what it counted since its last report wit
 added to ``locust.events`` when this module is first imported, so a plain
 ``locust -f ... --worker`` that loads the user class reports them too.
 
-Importing this module imports Locust (and so monkey-patches with gevent)."""
+Importing this module imports Locust (and so monkey-patches with gevent), makes a master that
+quits wait for its workers' final reports, and builds Locust's default options once."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import gevent
+import locust.argument_parser
 from locust import events
 from locust.runners import MasterRunner
 
@@ -178,3 +181,20 @@ def _quit_after_final_reports(locust_quit: Callable[[Any], None]) -> Callable[[A
 
 
 MasterRunner.quit = _quit_after_final_reports(MasterRunner.quit)  # type: ignore[method-assign, assignment]
+
+
+def default_options_once() -> None:
+    """Build Locust's default options once in this process (done when this module is first
+    imported: in ``botemu load``'s workers, and in a ``locust --worker`` that loads botemu's
+    locustfile). A worker reading a spawn message builds them again for each option the master
+    sent (``default_args_dict()``, a whole argument parser each time, in
+    ``WorkerRunner.handle_message``): about 65 parsers, 0.2 s on an idle machine and seconds on
+    a busy one, in which no greenlet runs, so the worker sends no heartbeat and the master,
+    after 3 s, drops it (both workers: the run stopped with no request counted). The defaults
+    cannot change within a process; Locust only reads them."""
+    module = locust.argument_parser
+    if not hasattr(module.default_args_dict, "cache_info"):
+        module.default_args_dict = functools.cache(module.default_args_dict)
+
+
+default_options_once()

@@ -15,7 +15,6 @@ Importing this module imports Locust, and so monkey-patches the process with gev
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import shutil
 import signal
@@ -29,7 +28,6 @@ from typing import TextIO, cast
 
 import gevent
 import gevent.event
-import locust.argument_parser
 import locust.stats
 from locust import events
 from locust.argument_parser import get_parser
@@ -335,18 +333,6 @@ class Progress:
         return "  ".join(parts)
 
 
-def default_options_once() -> None:
-    """Build Locust's default options once in this process. A worker reading a spawn message
-    builds them again for each option the master sent (``default_args_dict()``, a whole
-    argument parser each time, in ``WorkerRunner.handle_message``): about 65 parsers, 0.2 s on
-    an idle machine and several seconds on a busy one, in which no greenlet runs, so the worker
-    sends no heartbeat and the master, after 3 s, drops it (both workers: the run stopped with
-    no request counted). The defaults cannot change within a process; Locust only reads them."""
-    module = locust.argument_parser
-    if not hasattr(module.default_args_dict, "cache_info"):
-        module.default_args_dict = functools.cache(module.default_args_dict)
-
-
 def worker_main(argv: list[str]) -> int:
     """A worker process: the locustfile's users (paced to its share of the rate) under a
     ``WorkerRunner`` connected to the master on this host; it ends when the master quits."""
@@ -369,7 +355,6 @@ def worker_main(argv: list[str]) -> int:
     env = Environment(user_classes=shaped(classes, args.rate or None), events=events,
                       host=args.host, parsed_options=opts, locustfile=args.locustfile.name)  # fmt: skip
     preload()  # before the master sees this worker ready: an import holds every greenlet
-    default_options_once()
     runner = env.create_worker_runner(args.master_host, args.port)
     events.init.fire(environment=env, runner=runner, web_ui=None)
     runner.greenlet.join()

@@ -89,7 +89,7 @@ def test_a_worker_reads_a_spawn_message_without_building_an_argument_parser_per_
     defaults once; here, as Locust's worker reads the options of a spawn message."""
     code = (
         "import locust.argument_parser as ap\n"
-        "from emulator.load.runner import default_options_once\n"
+        "from emulator.load.metrics import default_options_once\n"
         "built = 0\n"
         "setup = ap.setup_parser_arguments\n"
         "def counted(*a, **k):\n"

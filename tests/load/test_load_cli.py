@@ -137,7 +137,7 @@ def test_a_broken_threshold_exits_1(tmp_path: Path) -> None:
 def test_two_worker_processes_at_a_rate_add_up_in_the_master(tmp_path: Path) -> None:
     # On a loaded machine, runs of this test made no request at all, or had one worker make
     # none: Locust's worker built an argument parser per option of the spawn message, sent no
-    # heartbeat meanwhile, and the master dropped it (runner.default_options_once)
+    # heartbeat meanwhile, and the master dropped it (metrics.default_options_once)
     with echo_server() as server:
         result = echo_run(server, tmp_path, "--processes", "2", "--rate", "10", "--duration",
                           "5s", "--json", str(tmp_path / "summary.json"))  # fmt: skip
