@@ -354,7 +354,10 @@ def worker_main(argv: list[str]) -> int:
     )
     env = Environment(user_classes=shaped(classes, args.rate or None), events=events,
                       host=args.host, parsed_options=opts, locustfile=args.locustfile.name)  # fmt: skip
-    preload()  # before the master sees this worker ready: an import holds every greenlet
+    # botemu's caller imports Faker and PyAV at its first call: here, before the master sees
+    # this worker ready, as an import holds every greenlet (the heartbeat's too)
+    if "emulator.load.user" in sys.modules:
+        preload()
     runner = env.create_worker_runner(args.master_host, args.port)
     events.init.fire(environment=env, runner=runner, web_ui=None)
     runner.greenlet.join()
