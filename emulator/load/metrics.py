@@ -188,10 +188,10 @@ def default_options_once() -> None:
     imported: in ``botemu load``'s workers, and in a ``locust --worker`` that loads botemu's
     locustfile). A worker reading a spawn message builds them again for each option the master
     sent (``default_args_dict()``, a whole argument parser each time, in
-    ``WorkerRunner.handle_message``): about 65 parsers, 0.2 s on an idle machine and seconds on
-    a busy one, in which no greenlet runs, so the worker sends no heartbeat and the master,
-    after 3 s, drops it (both workers: the run stopped with no request counted). The defaults
-    cannot change within a process; Locust only reads them."""
+    ``WorkerRunner.handle_message``): 59 parsers for botemu's options, 0.2 s on an idle machine
+    and seconds on a busy one, in which no greenlet runs, so the worker sends no heartbeat and
+    the master, after 3 s, drops it (both workers: the run stopped with no request counted).
+    The defaults cannot change within a process; Locust only reads them."""
     module = locust.argument_parser
     if not hasattr(module.default_args_dict, "cache_info"):
         module.default_args_dict = functools.cache(module.default_args_dict)
