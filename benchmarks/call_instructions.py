@@ -1,4 +1,4 @@
-"""Instructions a call costs botemu, counted by callgrind: the same on a busy machine as on a quiet one.
+"""Instructions a call costs botemu, counted by callgrind: steadier than timings on a shared machine.
 
 Starts ``examples/ivr_bot.py`` in its own process, then for each build places the calls
 benchmark's calls (``calls.emulator_rate``: the full platform, the transcript store's writer

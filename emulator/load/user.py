@@ -28,6 +28,7 @@ from typing import Any
 
 from locust import User, constant, events, task
 from locust.env import Environment
+from locust.runners import MasterRunner
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.engine import Media
@@ -116,8 +117,6 @@ events.quitting.add_listener(close_plans)
 def preload_before_the_run(runner: Any = None, **_: Any) -> None:
     """Locust's ``init``, before the run starts: a process that places calls (not a master of
     workers) imports what its first call would, so that the run's clock does not count it."""
-    from locust.runners import MasterRunner
-
     if not isinstance(runner, MasterRunner):
         preload()
 
