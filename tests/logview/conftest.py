@@ -1,7 +1,7 @@
 """Browser fixtures: the system's Chromium driven by Playwright, and botemu serving the log view.
 
-- ``chromium``: Debian's ``/usr/bin/chromium`` (or ``$BOTEMU_CHROMIUM``), launched by Playwright (never a downloaded browser)
-  headless, with the flags this closed network needs, in a fresh profile of its own. Skips, with
+- ``chromium``: Debian's headless Chromium (``CHROMIUM``), launched by Playwright (never a
+  downloaded browser) headless, with the flags this closed network needs, in a fresh profile of its own. Skips, with
   the reason, when the browser or the ``playwright`` package is missing.
 - ``live``: botemu (``emulator.service.make_app``, which mounts the log view) on a free port of
   127.0.0.1, with the echo bot registered and running beside it. Its event loop runs in a thread
@@ -43,8 +43,22 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-CHROMIUM = Path(os.environ.get("BOTEMU_CHROMIUM", "/usr/bin/chromium"))
-"""Debian's Chromium (``apt-get install chromium``); ``BOTEMU_CHROMIUM`` names another binary."""
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+"""Debian's ``chromium-headless-shell``: Chromium's old headless mode, built alone. It renders the
+pages these tests open as Chromium does, for about half the CPU: the log view's and channels'
+browser tests took 73 s instead of 137 s (57 s of CPU instead of 96 s), on 2 workers, in one run."""
+
+
+def _chromium() -> Path:
+    """``$BOTEMU_CHROMIUM``, else the headless shell, else Debian's ``/usr/bin/chromium``."""
+    if named := os.environ.get("BOTEMU_CHROMIUM"):
+        return Path(named)
+    return HEADLESS_SHELL if HEADLESS_SHELL.exists() else Path("/usr/bin/chromium")
+
+
+CHROMIUM = _chromium()
+"""The Chromium the browser tests drive (``apt-get install chromium-headless-shell``, which
+``.ci/run`` does; ``BOTEMU_CHROMIUM`` names another binary)."""
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -85,7 +99,8 @@ def launched(flags: Sequence[str] = ()) -> Iterator[Browser]:
     without the browser or playwright."""
     if not CHROMIUM.exists():
         pytest.skip(
-            f"no browser: {CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
+            f"no browser: {CHROMIUM} is missing (apt-get install chromium-headless-shell; "
+            ".ci/run installs it)"
         )
     try:
         from playwright.sync_api import sync_playwright

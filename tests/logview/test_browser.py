@@ -2,8 +2,8 @@
 
 Each test places its own calls, on bots it starts itself, into the store of one running botemu,
 and finds them by id (or by their bot's address, which is unique to the test). Every wait is
-bounded by a few seconds. Skipped, with the reason, when /usr/bin/chromium or the playwright
-package is missing; failed, with the reason, when botemu serves no log view.
+bounded by a few seconds. Skipped, with the reason, when the browser (``conftest.CHROMIUM``) or
+the playwright package is missing; failed, with the reason, when botemu serves no log view.
 
 ``test_timeline_screenshot`` writes ``docs/logview-screenshot.png`` (the README shows it) when it
 is missing or when ``BOTEMU_SCREENSHOT=1``; otherwise it only takes the picture and checks it.

@@ -2,7 +2,7 @@
 ``conftest.py``): a real call to the reference IVR bot made a scenario on its page, shown,
 copied, downloaded, and switched from loose to strict; a conversation too; a running call's
 button waits for its end; a bot's markup shows as text; and a page on another origin reads no
-YAML. Skipped, with the reason, when /usr/bin/chromium or the playwright package is missing.
+YAML. Skipped, with the reason, when the browser or the playwright package is missing.
 Every wait is bounded."""
 
 from __future__ import annotations
