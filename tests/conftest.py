@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 
@@ -34,6 +35,21 @@ def pytest_xdist_auto_num_workers(config: object) -> int | None:
         return None  # pytest-xdist reads it
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min(2 * (cores or 1), (cores or 1) + 4)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Temporary files go under the run's base temp dir (``$TMPDIR``, which every process a test
+    starts inherits), which pytest keeps for the last three runs only: a bot that makes a folder
+    of its own and never removes it (the reference IVR bot's voicemails without
+    ``--voicemail-dir``) leaves nothing in /tmp for good."""
+    folder = tmp_path_factory.getbasetemp() / "tmp"
+    folder.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(folder))
+        patch.setattr(tempfile, "tempdir", None)  # read $TMPDIR again
+        yield
+    tempfile.tempdir = None
 
 
 settings.register_profile("default", derandomize=True)
