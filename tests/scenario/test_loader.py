@@ -17,6 +17,7 @@ from emulator.scenario import (
     ScenarioFileError,
     load_scenario,
     load_scenario_text,
+    yamldoc,
 )
 from emulator.scenario.loader import discover, load_scenarios, load_scenarios_text
 
@@ -447,6 +448,29 @@ def test_aliases_that_expand_without_end_are_refused_quickly() -> None:
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
     assert "nested" in error_of("name: " + "[" * 2000 + "]" * 2000 + "\n").message
     assert "nested" in error_of("name: " + "[" * 100 + "]" * 100 + "\n").message
+
+
+@pytest.mark.parametrize("brackets", [65, 100, 2000, 200_000])
+def test_brackets_nested_too_deep_are_refused_at_the_first_one_too_deep(brackets: int) -> None:
+    # Refused as the text is scanned: 2,000 brackets were scanned whole first (2 s of CPU), and
+    # then said "nested too deeply" with no position; 200,000 brackets of a 1 MiB file alike.
+    error = error_of("name: " + "[" * brackets + "]" * brackets + "\n")
+    assert (error.line, error.column) == (1, 6 + 65)  # the 65th bracket: 65 levels below the root
+    assert error.message == "nested more than 64 levels deep"
+
+
+def test_flow_nesting_inside_block_nesting_counts_both() -> None:
+    block = "".join(f"{'  ' * i}k{i}:\n" for i in range(10))
+    error = error_of(f"name: n\nvariables:\n{block}{'  ' * 10}v: " + "[" * 60 + "]" * 60 + "\n")
+    # "v" is 10 mappings below the root: its 55th bracket is the 65th level
+    assert (error.line, error.column) == (13, len("  " * 10 + "v: ") + 55)
+    assert error.message == "nested more than 64 levels deep"
+    deepest = "v: " + "[" * 63 + "x" + "]" * 63 + "\n"  # x: 64 levels below the root
+    expected: object = "x"
+    for _ in range(63):
+        expected = [expected]
+    node = yamldoc.compose(deepest)
+    assert node is not None and yamldoc.Reader(deepest).data(node) == {"v": expected}
 
 
 # --- Files -----------------------------------------------------------------------------------------
