@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import random
@@ -12,13 +13,16 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from emulator.config import ServiceConfig
 from emulator.service import make_app
 from emulator.transcripts.store import TranscriptStore
+
+if TYPE_CHECKING:
+    import xmlschema
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -274,3 +278,12 @@ def run_measured(
     report = json.loads(done.stdout)
     result = subprocess.CompletedProcess(command, report["code"], report["out"], report["err"])
     return result, int(report["peak"])
+
+
+@functools.cache
+def junit_schema() -> xmlschema.XMLSchema:
+    """The JUnit XML schema of ``tests/scenario/junit.xsd``, built once a process when a test
+    first needs it (building it takes about half a second: not at collection, in every worker)."""
+    import xmlschema
+
+    return xmlschema.XMLSchema(Path(__file__).parent / "scenario" / "junit.xsd")

@@ -23,7 +23,6 @@ from types import TracebackType
 from typing import Any
 
 import pytest
-import xmlschema
 
 from emulator.calling.caller import CallerScript
 from emulator.calling.settings import PromptTiming
@@ -43,9 +42,8 @@ from emulator.runner.suite import (
 from emulator.scenario.loader import ScenarioError
 from emulator.scenario.model import Scenario, Turn
 from emulator.transcripts.store import TranscriptStore
-from tests.support import free_port
+from tests.support import free_port, junit_schema
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "scenario" / "junit.xsd")
 MISSED = Finding("EXP-PROMPTS", Severity.ERROR, "menu.yaml:9",
                  "expected a prompt that contains 'Welcome', got 'Hello'")  # fmt: skip
 
@@ -522,7 +520,7 @@ def test_junit_and_json_files(botemu_test: Any, tmp_path: Path) -> None:
     junit, report = tmp_path / "out" / "junit.xml", tmp_path / "out" / "report.json"
     ran = botemu_test(fake, *BOT, "--junit", str(junit), "--json", str(report), "--seed", "1")
     assert ran.code == 1
-    SCHEMA.validate(str(junit))
+    junit_schema().validate(str(junit))
     suites = ET.parse(junit).getroot().findall("testsuite")
     assert [(s.get("name"), s.get("tests")) for s in suites] == [
         ("menu.yaml", "2"), ("voicemail.yaml", "1"), ("greeting.yaml", "2")
@@ -635,7 +633,7 @@ def test_end_to_end_the_example_scenarios_pass_and_a_seed_repeats_them(
     assert len(expected) >= 4
     assert sorted(ln.split("  ")[1] for ln in ran.progress()) == sorted(s.id for s in expected)
     assert all(ln.startswith("PASS ") for ln in ran.progress())
-    SCHEMA.validate(str(junit))
+    junit_schema().validate(str(junit))
     cases = ET.parse(junit).getroot().findall("testsuite/testcase")
     assert "main menu, sales by keypad" in [c.get("name") for c in cases]
     assert all("call ended:" in (c.findtext("system-out") or "") for c in cases)
@@ -684,7 +682,7 @@ def test_end_to_end_a_failing_scenario_exits_1_with_its_details(
     )
     assert any(ln.startswith("      rule EXP-PROMPTS (error, ") for ln in ran.lines)
     assert "  transcript:" in ran.lines
-    SCHEMA.validate(str(junit))
+    junit_schema().validate(str(junit))
     failures = ET.parse(junit).getroot().findall("testsuite/testcase/failure")
     assert [f.get("type") for f in failures] == ["EXP-PROMPTS", "EXP-PROMPTS"]
 
@@ -757,7 +755,7 @@ def test_scenarios_whose_bot_is_missing_are_skipped_and_the_rest_run(
                      f"SKIP  tokens  (0.00 s)  {NO_MESSAGING}"]  # fmt: skip
     assert f"skipped 2 scenarios: {NO_MESSAGING}" in ran.lines
     assert any(ln.startswith("PASSED: 3 passed, 2 skipped") for ln in ran.lines)
-    SCHEMA.validate(str(junit))
+    junit_schema().validate(str(junit))
     root = ET.parse(junit).getroot()
     assert (root.get("tests"), root.get("skipped")) == ("5", "2")
     skipped = {c.get("name"): c.find("skipped") for c in root.iter("testcase")}

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import xmlschema
 
 from emulator.calling.caller import CallerScript
 from emulator.findings import Finding, Rule, RuleRegistry, Severity
@@ -29,8 +28,8 @@ from emulator.scenario.reports import (
     status_of,
     summary,
 )
+from tests.support import junit_schema
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
 RULES = RuleRegistry("expectations")
 PROMPTS = RULES.add("EXP-PROMPTS", Severity.ERROR, "the scenario's expect",
                     "the prompts the platform played match the expected ones")  # fmt: skip
@@ -232,7 +231,7 @@ def test_junit_is_valid_and_has_one_suite_per_file_and_one_case_per_scenario() -
     ]
     report = run_of(*matrix, failed(), errored(file="scenarios/voicemail.yaml"))
     text = junit_xml(report, lookup)
-    SCHEMA.validate(text)
+    junit_schema().validate(text)
     root = ET.fromstring(text)
     assert root.tag == "testsuites"
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "1")
@@ -279,14 +278,14 @@ def test_junit_survives_text_xml_cannot_carry() -> None:
                    failures=(Finding("X", Severity.ERROR, "$", "bell \x07 and \ud800"),),
                    ladder=("body: \x1b[31m\x00",))  # fmt: skip
     text = junit_xml(run_of(Entry(nasty, 1)), lookup)
-    SCHEMA.validate(text)
+    junit_schema().validate(text)
     case = ET.fromstring(text).find("testsuite/testcase")
     assert case is not None and case.get("name") == "odd \ufffdname <&>\"'"
 
 
 def test_the_schema_has_teeth() -> None:
     good = junit_xml(run_of(passed()), lookup)
-    assert SCHEMA.is_valid(good)
+    assert junit_schema().is_valid(good)
     for bad in (
         good.replace('tests="1"', 'tests="one"', 1),
         good.replace('classname="scenarios/menu.yaml" ', "", 1),
@@ -294,7 +293,7 @@ def test_the_schema_has_teeth() -> None:
         good.replace('time="0.040"', 'time="-1"', 1),
     ):
         assert bad != good
-        assert not SCHEMA.is_valid(bad)
+        assert not junit_schema().is_valid(bad)
 
 
 # --- JSON -----------------------------------------------------------------------------------------
@@ -368,7 +367,7 @@ def test_a_skipped_scenario_is_reported_with_its_reason_and_counts_neither_way()
     assert render_failures([chat.result, passed().result], lookup) == ""
 
     xml = junit_xml(report, lookup)
-    SCHEMA.validate(ET.fromstring(xml))
+    junit_schema().validate(ET.fromstring(xml))
     root = ET.fromstring(xml)
     assert root.get("skipped") == "2"
     suite = root.findall("testsuite")[1]
