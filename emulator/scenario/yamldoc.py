@@ -79,8 +79,12 @@ def read_file(path: Path) -> str:
         raise YamlError(line, column, message, unreadable=True) from e
 
 
-class _TooDeep(yaml.MarkedYAMLError):
-    pass
+class _TooDeep(Exception):
+    """A bracket nested too deep, at ``mark``."""
+
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__(f"nested more than {MAX_DEPTH} levels deep")
+        self.mark = mark
 
 
 class _Loader(yaml.SafeLoader):
@@ -94,8 +98,7 @@ class _Loader(yaml.SafeLoader):
         # each open bracket. An indentless list (``- `` at its key's column) has no indent of its
         # own, so this may count short, never long: ``Reader.data`` still checks every node.
         if len(self.indents) + self.flow_level > MAX_DEPTH:
-            raise _TooDeep(problem=f"nested more than {MAX_DEPTH} levels deep",
-                           problem_mark=self.get_mark())  # fmt: skip
+            raise _TooDeep(self.get_mark())
         super().fetch_flow_collection_start(TokenClass)
 
 
@@ -104,8 +107,7 @@ def compose(text: str) -> yaml.Node | None:
     try:
         return yaml.compose(text, Loader=_Loader)
     except _TooDeep as e:
-        assert e.problem_mark is not None and e.problem is not None
-        raise YamlError(e.problem_mark.line + 1, e.problem_mark.column + 1, e.problem) from None
+        raise YamlError(e.mark.line + 1, e.mark.column + 1, str(e)) from None
     except yaml.MarkedYAMLError as e:
         line, column, message = _syntax_message(e)
         mark = e.problem_mark

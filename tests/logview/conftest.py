@@ -1,8 +1,8 @@
 """Browser fixtures: the system's Chromium driven by Playwright, and botemu serving the log view.
 
 - ``chromium``: Debian's headless Chromium (``CHROMIUM``), launched by Playwright (never a
-  downloaded browser) headless, with the flags this closed network needs, in a fresh profile of its own. Skips, with
-  the reason, when the browser or the ``playwright`` package is missing.
+  downloaded browser) headless, with the flags this closed network needs, in a fresh profile of
+  its own. Skips, with the reason, when the browser or the ``playwright`` package is missing.
 - ``live``: botemu (``emulator.service.make_app``, which mounts the log view) on a free port of
   127.0.0.1, with the echo bot registered and running beside it. Its event loop runs in a thread
   of its own, because Playwright's sync API owns the test's thread; the tests place calls on that
