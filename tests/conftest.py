@@ -49,7 +49,6 @@ def temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> 
         patch.setenv("TMPDIR", str(folder))
         patch.setattr(tempfile, "tempdir", None)  # read $TMPDIR again
         yield
-    tempfile.tempdir = None
 
 
 settings.register_profile("default", derandomize=True)

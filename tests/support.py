@@ -283,7 +283,8 @@ def run_measured(
 @functools.cache
 def junit_schema() -> xmlschema.XMLSchema:
     """The JUnit XML schema of ``tests/scenario/junit.xsd``, built once a process when a test
-    first needs it (building it takes about half a second: not at collection, in every worker)."""
+    first needs it (building it takes about a quarter of a second: not at collection, in every
+    worker)."""
     import xmlschema
 
     return xmlschema.XMLSchema(Path(__file__).parent / "scenario" / "junit.xsd")

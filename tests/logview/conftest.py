@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 """Debian's ``chromium-headless-shell``: Chromium's old headless mode, built alone. It renders the
 pages these tests open as Chromium does, for about half the CPU: the log view's and channels'
-browser tests took 73 s instead of 137 s (57 s of CPU instead of 96 s), on 2 workers, in one run."""
+browser tests took 73 s instead of 137 s (57 s of user CPU instead of 96 s), on 2 workers, in one
+run."""
 
 
 def _chromium() -> Path:

@@ -445,15 +445,10 @@ def test_aliases_that_expand_without_end_are_refused_quickly() -> None:
     assert "more than 100000 values" in error.message
 
 
-def test_deep_nesting_is_an_error_not_a_crash() -> None:
-    assert "nested" in error_of("name: " + "[" * 2000 + "]" * 2000 + "\n").message
-    assert "nested" in error_of("name: " + "[" * 100 + "]" * 100 + "\n").message
-
-
 @pytest.mark.parametrize("brackets", [65, 100, 2000, 200_000])
 def test_brackets_nested_too_deep_are_refused_at_the_first_one_too_deep(brackets: int) -> None:
-    # Refused as the text is scanned: 2,000 brackets were scanned whole first (2 s of CPU), and
-    # then said "nested too deeply" with no position; 200,000 brackets of a 1 MiB file alike.
+    # Deep nesting is an error, not a crash, and refused as the text is scanned: 2,000 brackets
+    # were scanned whole first (2 s of CPU), then said "nested too deeply" with no position.
     error = error_of("name: " + "[" * brackets + "]" * brackets + "\n")
     assert (error.line, error.column) == (1, 6 + 65)  # the 65th bracket: 65 levels below the root
     assert error.message == "nested more than 64 levels deep"
