@@ -26,6 +26,23 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before the xdist workers start (in the process that starts them): the byte code of
+    botemu, the examples and the tests to run is compiled once, on every core, rather than by
+    every worker at once (``tests/bytecode.py``: 26 s of wall time on a fresh clone)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 2:
+        return
+    if config.getoption("assertmode") != "rewrite" or config.getini("enable_assertion_pass_hook"):
+        return  # the rewrite cached would not be the one the workers make
+    from tests import bytecode
+
+    root, here = config.rootpath, config.invocation_params.dir
+    tests = [here / arg.split("::")[0] for arg in config.args] or [root / "tests"]
+    bytecode.warm([root / "emulator", root / "examples", *tests], bytecode.cores())
+
+
 def pytest_xdist_auto_num_workers(config: object) -> int | None:
     """``-n auto``: two workers a core (at most four more than the cores). Many tests wait more
     than they compute (on a bot's process, a browser, a node sample, a timer): with one worker a
