@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import yaml
 
+from emulator import yamldepth
 from emulator.jsonutil import child
 
 Position = tuple[int, int]
@@ -23,8 +24,8 @@ Position = tuple[int, int]
 def locate(text: str) -> dict[str, Position]:
     """Path -> (line, column) of every value in ``text``."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, ValueError, RecursionError):
+        root = yamldepth.compose(text, yamldepth.COMPOSABLE)
+    except (yaml.YAMLError, ValueError, RecursionError, yamldepth.TooDeep):
         return {}
     positions: dict[str, Position] = {}
     if root is not None:

@@ -57,3 +57,11 @@ def test_locate_paths_gives_what_locate_gives_for_the_paths_asked(text: str) -> 
         found = locate_paths(text, [path])
         assert found[path] == full[path]
         assert set(found) <= set(full)
+
+
+def test_text_nested_deeper_than_yaml_can_compose_has_no_positions() -> None:
+    """Refused at the 501st bracket as it is scanned (``yamldepth.COMPOSABLE``), not scanned
+    whole first (seconds of CPU for a few thousand brackets), and no RecursionError."""
+    assert locate('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}") == {}
+    assert locate('{"a": ' + "[" * 497 + "]" * 497 + "}") == {}  # the composer's own limit
+    assert locate('{"a": ' + "[" * 200 + "]" * 200 + "}")["$.a" + "[0]" * 199] == (1, 206)

@@ -237,8 +237,10 @@ def _flag(option: bool | None, data: dict[str, Any], name: str) -> bool:
 def _read_config(path: Path) -> dict[str, Any]:
     import yaml
 
+    from emulator import yamldepth
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamldepth.load(path.read_text(encoding="utf-8"), yamldepth.COMPOSABLE)
     except FileNotFoundError:
         raise BotemuError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -247,6 +249,10 @@ def _read_config(path: Path) -> dict[str, Any]:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise BotemuError(f"{where}: not YAML: {getattr(e, 'problem', e)}") from None
+    except yamldepth.TooDeep as e:
+        raise BotemuError(f"{path}:{e.line}:{e.column}: not YAML: {e}") from None
+    except RecursionError:
+        raise BotemuError(f"{path}: not YAML: nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

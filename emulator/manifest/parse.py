@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import yaml
 
+from emulator import yamldepth
 from emulator.jsonpos import NUMBER_TOO_LONG, is_number_too_long, long_number_at
 from emulator.jsonutil import JSON
 from emulator.manifest.document import ManifestError, Position, child
@@ -24,6 +25,10 @@ MAX_VALUES = 100_000
 """YAML aliases may expand to at most this many values."""
 MAX_TEXT = 4 * 1024 * 1024
 """YAML aliases may expand to at most this much text (keys and scalars, in UTF-8 bytes)."""
+YAML_DEPTH = yamldepth.COMPOSABLE
+"""YAML text nested deeper (brackets and block collections open at once) is refused as it is
+scanned, at the bracket that goes too deep: text no composer could build, refused before the
+2 to 5 s of CPU the scanner took over a few thousand brackets."""
 
 # --- JSON text -----------------------------------------------------------------------------------
 
@@ -146,7 +151,7 @@ def _mark(node: yaml.Node) -> Position:
 
 def parse_yaml(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yamldepth.compose(text, YAML_DEPTH)
         reader = _YamlReader()
         value = reader.value(root, "", record=True) if root is not None else None
     except yaml.MarkedYAMLError as e:
@@ -159,6 +164,9 @@ def parse_yaml(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
     except _Unreadable as e:
         line, column = e.position
         raise ManifestError(source, e.message, line=line, column=column) from None
+    except yamldepth.TooDeep as e:
+        message = "not readable: nested too deeply"
+        raise ManifestError(source, message, line=e.line, column=e.column) from None
     except (yaml.YAMLError, ValueError, TypeError) as e:
         raise ManifestError(
             source, f"not valid YAML: {str(e).splitlines()[0] if str(e) else e!r}"

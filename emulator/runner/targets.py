@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from emulator import yamldepth
 from emulator.errors import BotemuError
 from emulator.scenario.model import Scenario
 from emulator.scenario.reports import SkippedResult
@@ -59,11 +60,15 @@ def read_config(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yamldepth.compose(text, yamldepth.COMPOSABLE)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise ConfigError(f"{where}: not YAML: {e.problem}") from None
+    except yamldepth.TooDeep as e:
+        raise ConfigError(f"{path}:{e.line}:{e.column}: not YAML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not YAML: nested too deeply") from None
     if node is None:
         return {}
     if not isinstance(node, yaml.MappingNode):

@@ -16,6 +16,7 @@ from typing import TypeAlias
 
 import yaml
 
+from emulator import yamldepth
 from emulator.inputs import InputError, read_bytes
 
 MAX_BYTES = 1024 * 1024
@@ -79,35 +80,12 @@ def read_file(path: Path) -> str:
         raise YamlError(line, column, message, unreadable=True) from e
 
 
-class _TooDeep(Exception):
-    """A bracket nested too deep, at ``mark``."""
-
-    def __init__(self, mark: yaml.Mark) -> None:
-        super().__init__(f"nested more than {MAX_DEPTH} levels deep")
-        self.mark = mark
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a ``[...]`` or ``{...}`` nested more than ``MAX_DEPTH`` deep
-    as soon as it is scanned. Without this, the text is scanned whole first: each token is checked
-    against every open bracket on its line, so 2,000 brackets took 2 s of CPU before the composer
-    ran out of stack ("nested too deeply", with no position)."""
-
-    def fetch_flow_collection_start(self, TokenClass: type[yaml.Token]) -> None:
-        # Its depth: one for each open block collection (``indents``: the root's included) and
-        # each open bracket. An indentless list (``- `` at its key's column) has no indent of its
-        # own, so this may count short, never long: ``Reader.data`` still checks every node.
-        if len(self.indents) + self.flow_level > MAX_DEPTH:
-            raise _TooDeep(self.get_mark())
-        super().fetch_flow_collection_start(TokenClass)
-
-
 def compose(text: str) -> yaml.Node | None:
     """The node tree of one YAML document (None for an empty one); raises ``YamlError``."""
     try:
-        return yaml.compose(text, Loader=_Loader)
-    except _TooDeep as e:
-        raise YamlError(e.mark.line + 1, e.mark.column + 1, str(e)) from None
+        return yamldepth.compose(text, MAX_DEPTH)
+    except yamldepth.TooDeep as e:  # refused as scanned; ``Reader.data`` checks every node too
+        raise YamlError(e.line, e.column, str(e)) from None
     except yaml.MarkedYAMLError as e:
         line, column, message = _syntax_message(e)
         mark = e.problem_mark

@@ -48,6 +48,13 @@ def test_config_file_and_options(tmp_path: Path) -> None:
         pytest.param("prot: 1\n", "unknown setting 'prot'", id="unknown"),
         pytest.param("bots: [{name: x}]\n", "bots[0]: a bot is a mapping", id="bot"),
         pytest.param("profile: v9\n", "bad configuration", id="profile"),
+        # Regression: a RecursionError's traceback; now refused at the 501st bracket, as scanned.
+        pytest.param(
+            "port: " + "[" * 100_000, ":1:507: not YAML: nested more than 500 levels deep", id="deep"
+        ),
+        pytest.param(
+            "port: " + "[" * 497 + "]" * 497, "not YAML: nested too deeply", id="too-deep-to-compose"
+        ),
     ],
 )
 def test_bad_config_files_are_one_line_exit_2(

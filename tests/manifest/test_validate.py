@@ -875,6 +875,13 @@ def test_text_nested_too_deeply_is_refused_and_a_deep_document_is_not_validated(
     for form in ("json", "yaml"):
         with pytest.raises(ManifestError, match="nested too deeply"):
             load_manifest_text('{"a": ' + "[" * 50_000 + "]" * 50_000 + "}", format=form)
+    # YAML is refused as it is scanned, at the bracket with more than 500 collections around it
+    # (the flow mapping and 500 brackets): before, the scanner read all 50,000 first (2-5 s).
+    with pytest.raises(ManifestError) as refused:
+        load_manifest_text('{"a": ' + "[" * 50_000 + "]" * 50_000 + "}", format="yaml")
+    assert (refused.value.line, refused.value.column) == (1, 507)
+    with pytest.raises(ManifestError, match="nested too deeply"):  # PyYAML's own limit, below it
+        load_manifest_text('{"a": ' + "[" * 497 + "]" * 497 + "}", format="yaml")
     deep = load_manifest_text('{"a": ' + "[" * 200 + "]" * 200 + "}")
     assert found(validate_manifest(deep)) == [("MF-DEPTH", "/a" + "/0" * MAX_DEPTH)]
 

@@ -468,6 +468,15 @@ def test_config_file_gives_the_target_and_flags_win(botemu_test: Any, tmp_path: 
         pytest.param("bot: 'http://x\n", "botemu.yaml:2:1: not YAML", id="syntax"),
         pytest.param("- bot\n", "botemu.yaml:1:1: expected a mapping", id="not-a-mapping"),
         pytest.param("bot: ftp://x\n", "--bot 'ftp://x' is not an http(s) URL", id="bad-url"),
+        # Regression: a RecursionError's traceback; now refused at the 501st bracket, as scanned.
+        pytest.param(
+            "bot: " + "[" * 100_000, "botemu.yaml:1:506: not YAML: nested more than 500", id="deep"
+        ),
+        pytest.param(
+            "bot: " + "[" * 497 + "]" * 497,
+            "botemu.yaml: not YAML: nested too deeply",
+            id="too-deep-to-compose",
+        ),
     ],
 )
 def test_config_file_errors_are_exit_2_with_the_place(
