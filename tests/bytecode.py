@@ -37,14 +37,19 @@ class Quiet:
     def trace(self, message):
         pass
 
+failed = False
 for name in sys.argv[1:]:
     source = Path(name)
     pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
-    if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
-        source_hash, code = rewrite._rewrite_test(source, None)
-        rewrite._write_pyc(Quiet(), code, source_hash, pyc)
+    try:  # a file that does not compile is left for its import to report
+        if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
+            source_hash, code = rewrite._rewrite_test(source, None)
+            rewrite._write_pyc(Quiet(), code, source_hash, pyc)
+    except (SyntaxError, ValueError, OSError):
+        failed = True
     if not source.name.startswith("test_"):
-        compileall.compile_file(name, quiet=2)
+        failed = not compileall.compile_file(name, quiet=2) or failed
+sys.exit(1 if failed else 0)
 """
 
 
