@@ -30,7 +30,8 @@ sys.dont_write_bytecode = False
 def pytest_configure(config: pytest.Config) -> None:
     """Before the xdist workers start (in the process that starts them): the byte code of
     botemu, the examples and the tests to run is compiled once, on every core, rather than by
-    every worker at once (``tests/bytecode.py``: 26 s of wall time on a fresh clone)."""
+    every worker at once (``tests/bytecode.py``: 26 s of wall time on a fresh clone; on a tree
+    compiled already, only the files' headers are read)."""
     workers = getattr(config.option, "numprocesses", None)
     if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 2:
         return

@@ -28,7 +28,8 @@ def test_a_test_file_gets_the_rewrite_pytest_makes_and_a_module_its_byte_code(
     test.write_text(TEST_FILE)
     module = tmp_path / "helpers.py"
     module.write_text("VALUE = 1\n")
-    assert bytecode.warm([tmp_path], processes=2)
+    assert bytecode.warm([tmp_path], processes=2) == (2, True)
+    assert bytecode.warm([tmp_path], processes=2) == (0, True)  # current: no process started
 
     pyc = rewrite.get_cache_dir(test) / (test.name[:-3] + rewrite.PYC_TAIL)
     cached = rewrite._read_pyc(test, pyc)
@@ -45,7 +46,17 @@ def test_a_file_that_does_not_compile_is_skipped_and_the_rest_compiled(tmp_path:
     (tmp_path / "test_broken.py").write_text("def test_x(:\n")
     good = tmp_path / "test_good.py"
     good.write_text(TEST_FILE)
-    assert not bytecode.warm([tmp_path], processes=1)
+    assert bytecode.warm([tmp_path], processes=1) == (2, False)
     pyc = rewrite.get_cache_dir(good) / (good.name[:-3] + rewrite.PYC_TAIL)
     assert rewrite._read_pyc(good, pyc) is not None
 
+
+
+def test_a_changed_file_is_stale_again(tmp_path: Path) -> None:
+    module = tmp_path / "helpers.py"
+    module.write_text("VALUE = 1\n")
+    assert bytecode.stale(module)
+    bytecode.warm([tmp_path], processes=1)
+    assert not bytecode.stale(module)
+    module.write_text("VALUE = 22\n")  # another hash, and another size (within the same second)
+    assert bytecode.stale(module)
