@@ -1,16 +1,17 @@
 """Byte code compiled once, before the xdist workers start.
 
-On a fresh clone no module has byte code yet, and the workers start at the same moment: each one
-compiles every module it imports, and rewrites the asserts of every test file it collects (pytest's
-assertion rewriting), all four of them the same files at once. On 2 cores that cost 52 s of CPU
-and 26 s of wall time before the first test (``pytest -k nonexistent`` on a fresh clone: 49.7 s
-against 23.7 s with the byte code there). ``warm`` does that work once, on as many processes as
-there are cores, and writes the files each worker would have written: the ordinary ``.pyc`` of
-every module, and pytest's own cached rewrite of every test file and conftest (pytest checks its
-source hash before using it, as it does for a file it wrote itself).
+On a fresh clone no module has byte code yet, and the workers start at the same moment: each
+one compiles every module it imports, and rewrites the asserts of every test file it collects
+(pytest's assertion rewriting), all four of them the same files at once. On 2 cores that cost
+52 s of CPU and 26 s of wall time before the first test (``pytest -k nonexistent`` on a fresh
+clone: 49.7 s against 23.7 s with the byte code there). ``warm`` does that work once, on as
+many processes as there are cores, for the files that are ``stale``, and writes what each
+worker would have written: the ordinary ``.pyc`` of every module, and pytest's own cached
+rewrite of every test file and conftest (pytest checks it against the source before using it,
+as it does a file it wrote itself).
 
 The rewrite uses pytest's assertion-rewriting module as its import hook does. Should that module
-change, the child process fails, nothing is written, and the workers compile as before: the
+change, the child process fails and writes nothing more, and the workers compile as before: the
 warm-up can only save time, never change what runs."""
 
 from __future__ import annotations
