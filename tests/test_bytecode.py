@@ -51,7 +51,6 @@ def test_a_file_that_does_not_compile_is_skipped_and_the_rest_compiled(tmp_path:
     assert rewrite._read_pyc(good, pyc) is not None
 
 
-
 def test_a_changed_file_is_stale_again(tmp_path: Path) -> None:
     module = tmp_path / "helpers.py"
     module.write_text("VALUE = 1\n")
