@@ -94,7 +94,9 @@ def _current(source: Path, head: bytes) -> bool:
         return head[8:] == importlib.util.source_hash(source.read_bytes())[:8]
     if head[4:8] == b"\x00\x00\x00\x00":  # the mtime and size
         st = source.stat()
-        return head[8:] == struct.pack("<LL", int(st.st_mtime) & 0xFFFF_FFFF, st.st_size & 0xFFFF_FFFF)
+        return head[8:] == struct.pack(
+            "<LL", int(st.st_mtime) & 0xFFFF_FFFF, st.st_size & 0xFFFF_FFFF
+        )
     return False
 
 
