@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from tests import bytecode
 
     root, here = config.rootpath, config.invocation_params.dir
-    tests = [here / arg.split("::")[0] for arg in config.args] or [root / "tests"]
+    tests = [here / arg.split("::")[0] for arg in config.args]  # testpaths when none are given
     bytecode.warm([root / "emulator", root / "examples", *tests], bytecode.cores())
 
 
