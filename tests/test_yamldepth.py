@@ -53,3 +53,57 @@ def test_composable_is_past_what_the_composer_can_build() -> None:
     deepest = yamldepth.COMPOSABLE - 1
     with pytest.raises(RecursionError):
         yaml.compose("[" * deepest + "]" * deepest, Loader=yaml.SafeLoader)
+
+
+# --- what aliases expand to ---------------------------------------------------------------------
+
+
+def test_an_alias_bomb_is_refused_at_the_alias_past_the_bound_before_the_rest_is_read() -> None:
+    # 90,000 aliases of a 500 KB string, then a syntax error: the bound is passed at the ninth
+    # alias, so the composer never reaches the error (it read the aliases as it composed them).
+    text = f'big: &b "{"x" * 500_000}"\nall: [{", ".join(["*b"] * 90_000)}]\n"unclosed: [\n'
+    with pytest.raises(yamldepth.TooLarge) as refused:
+        yamldepth.compose(text, 64, max_text=4 * 1024 * 1024)
+    assert (refused.value.line, refused.value.column) == (1, 6)  # where the string is written
+    assert refused.value.message == yamldepth.text_message(4 * 1024 * 1024)
+    with pytest.raises(yaml.YAMLError):  # without the bound, the whole text is read
+        yamldepth.compose(text, 64)
+
+
+def test_text_counts_every_key_and_scalar_as_expanded_and_the_bound_is_inclusive() -> None:
+    text = "k: &a [abc, dé]\nm: {*a : x}\nn: [*a, *a]\n"
+    # k m n x (4) + "abc" "dé" written (6), then as the key's alias (6) and twice more (12)
+    assert yamldepth.compose(text, 64, max_text=28) is not None
+    with pytest.raises(yamldepth.TooLarge) as refused:
+        yamldepth.compose(text, 64, max_text=27)
+    assert (refused.value.line, refused.value.column) == (1, 4)  # the list the alias names
+
+
+def test_values_count_every_node_but_keys_and_an_alias_counts_the_node_it_names() -> None:
+    # the root, the mapping of k, its list and 3 items (6); y's value (1); the list of n, and
+    # twice the 4 nodes of the list aliased (9). The alias used as a key counts no value.
+    text = "k: &a [1, 2, 3]\n? *a\n: y\nn: [*a, *a]\n"
+    assert yamldepth.compose(text, 64, max_values=15) is not None
+    with pytest.raises(yamldepth.TooLarge) as refused:
+        yamldepth.compose(text, 64, max_values=14)
+    assert refused.value.message == yamldepth.values_message(14)
+    with pytest.raises(yamldepth.TooLarge):
+        yamldepth.compose("a: &a [x, x]\nb: [" + ", ".join(["*a"] * 10) + "]\n", 64, max_values=30)
+
+
+def test_nothing_a_key_holds_counts_as_a_value() -> None:
+    text = "? &k [p, q]\n: 1\nv: *k\n"  # the root and 1; the alias counts what its node did
+    assert yamldepth.compose(text, 64, max_values=2) is not None
+    with pytest.raises(yamldepth.TooLarge):
+        yamldepth.compose(text, 64, max_values=1)
+
+
+def test_counting_changes_nothing_composed_and_an_alias_inside_its_own_node_is_left_to_readers(
+) -> None:  # fmt: skip
+    text = "a: &x [1, {b: *x}]\nc: &s text\nd: [*s, *x]\n"
+    node = yamldepth.compose(text, 64, max_values=100, max_text=100)
+    plain = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert node is not None and plain is not None
+    assert yaml.serialize(node) == yaml.serialize(plain)
+    with pytest.raises(yaml.composer.ComposerError, match="undefined alias"):
+        yamldepth.compose("a: *nowhere\n", 64, max_text=100)

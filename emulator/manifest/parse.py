@@ -151,7 +151,7 @@ def _mark(node: yaml.Node) -> Position:
 
 def parse_yaml(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
     try:
-        root = yamldepth.compose(text, YAML_DEPTH)
+        root = yamldepth.compose(text, YAML_DEPTH, max_values=MAX_VALUES, max_text=MAX_TEXT)
         reader = _YamlReader()
         value = reader.value(root, "", record=True) if root is not None else None
     except yaml.MarkedYAMLError as e:
@@ -167,6 +167,8 @@ def parse_yaml(text: str, source: str) -> tuple[JSON, dict[str, Position]]:
     except yamldepth.TooDeep as e:
         message = "not readable: nested too deeply"
         raise ManifestError(source, message, line=e.line, column=e.column) from None
+    except yamldepth.TooLarge as e:  # refused as composed; ``_YamlReader`` counts what it reads
+        raise ManifestError(source, e.message, line=e.line, column=e.column) from None
     except (yaml.YAMLError, ValueError, TypeError) as e:
         raise ManifestError(
             source, f"not valid YAML: {str(e).splitlines()[0] if str(e) else e!r}"
@@ -190,7 +192,7 @@ class _YamlReader:
     def value(self, node: yaml.Node, pointer: str, *, record: bool) -> JSON:
         self._count += 1
         if self._count > MAX_VALUES:
-            raise _Unreadable(node, f"more than {MAX_VALUES} values (do aliases repeat a list?)")
+            raise _Unreadable(node, yamldepth.values_message(MAX_VALUES))
         if record:
             self.positions[pointer] = _mark(node)
         if isinstance(node, yaml.ScalarNode):
@@ -226,10 +228,9 @@ class _YamlReader:
         return result
 
     def _add_text(self, node: yaml.Node, text: str) -> None:
-        self._text += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        self._text += yamldepth.text_size(text)
         if self._text > MAX_TEXT:
-            message = f"more than {MAX_TEXT // (1024 * 1024)} MiB of text once aliases are expanded (do aliases repeat a long value?)"
-            raise _Unreadable(node, message)
+            raise _Unreadable(node, yamldepth.text_message(MAX_TEXT))
 
     def _scalar(self, node: yaml.ScalarNode) -> JSON:
         tag = node.tag

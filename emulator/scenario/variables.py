@@ -11,7 +11,8 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
-from emulator.scenario.yamldoc import DataPath, text_size
+from emulator.scenario.yamldoc import DataPath
+from emulator.yamldepth import text_size
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}")

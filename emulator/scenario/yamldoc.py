@@ -18,6 +18,7 @@ import yaml
 
 from emulator import yamldepth
 from emulator.inputs import InputError, read_bytes
+from emulator.yamldepth import text_size
 
 MAX_BYTES = 1024 * 1024
 MAX_VALUES = 100_000
@@ -83,9 +84,11 @@ def read_file(path: Path) -> str:
 def compose(text: str) -> yaml.Node | None:
     """The node tree of one YAML document (None for an empty one); raises ``YamlError``."""
     try:
-        return yamldepth.compose(text, MAX_DEPTH)
+        return yamldepth.compose(text, MAX_DEPTH, max_values=MAX_VALUES, max_text=MAX_TEXT)
     except yamldepth.TooDeep as e:  # refused as scanned; ``Reader.data`` checks every node too
         raise YamlError(e.line, e.column, str(e)) from None
+    except yamldepth.TooLarge as e:  # refused as composed; ``Reader.data`` counts what it reads
+        raise YamlError(e.line, e.column, e.message) from None
     except yaml.MarkedYAMLError as e:
         line, column, message = _syntax_message(e)
         mark = e.problem_mark
@@ -196,9 +199,7 @@ class Reader:
         """The data of ``node``; raises ``YamlError`` when it cannot be read at all."""
         self._count += 1
         if self._count > MAX_VALUES:
-            raise YamlError(
-                *_at(node), f"more than {MAX_VALUES} values (do aliases repeat a list?)"
-            )
+            raise YamlError(*_at(node), yamldepth.values_message(MAX_VALUES))
         if depth > MAX_DEPTH:
             raise YamlError(*_at(node), f"nested more than {MAX_DEPTH} levels deep")
         self.values[path] = _at(node)
@@ -247,8 +248,7 @@ class Reader:
     def _add_text(self, node: yaml.Node, text: str) -> None:
         self._text += text_size(text)
         if self._text > MAX_TEXT:
-            message = f"more than {MAX_TEXT // (1024 * 1024)} MiB of text once aliases are expanded (do aliases repeat a long value?)"
-            raise YamlError(*_at(node), message)
+            raise YamlError(*_at(node), yamldepth.text_message(MAX_TEXT))
 
     def _problem(self, node: yaml.Node, path: DataPath, message: str) -> None:
         self.problems.append(Problem(path, message, at_key=True, position=_at(node)))
@@ -292,11 +292,6 @@ def _lossy_number(path: DataPath, text: str, decimal: str) -> str:
 def _unsupported(tag: str) -> str:
     shown = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
     return f"unsupported YAML tag {shown}: a scenario holds text, numbers, lists and mappings"
-
-
-def text_size(text: str) -> int:
-    """The size of ``text`` in UTF-8 bytes (a lone surrogate counts 3)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def short(text: str) -> str:
