@@ -1,9 +1,10 @@
 """YAML composed with bounds that hold while the text is scanned: on nesting, and on what aliases
 expand to.
 
-PyYAML scans a whole document before its composer builds a single node, and its scanner checks
-every token against every bracket still open on its line: text of 2,000 ``[`` cost 2 to 5 s of
-CPU before the composer ran out of stack ("nested too deeply", with no position). ``compose``
+PyYAML's scanner reads ahead of its composer while a token may still be a key (a bracket is,
+until its line shows otherwise), and checks every token against every bracket still open on its
+line: text of 2,000 ``[`` cost 2 to 5 s of CPU before the composer ran out of stack ("nested too
+deeply", with no position). ``compose``
 refuses a ``[`` or ``{`` with more than ``limit`` collections already open around it as soon as
 it is scanned, with ``TooDeep`` at the bracket's own line and column.
 
