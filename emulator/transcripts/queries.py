@@ -45,7 +45,7 @@ EVENTS_PER_INSERT = 128
 """The most rows ``insert_events`` puts in one statement (8 parameters each: far below SQLite's
 limit of 32,766). A group commit of more takes a transaction of several statements, each
 taking the GIL twice more: 128 holds 5 ms of a session appending 25,000 events a second
-(``writer.GATHER``, 20 ms, takes four)."""
+(``writer.GATHER``, 100 ms, takes twenty)."""
 
 
 _PLAIN_VALUES = "(?, ?, NULL, ?, ?, CAST(? AS TEXT), 0, NULL)"

@@ -7,8 +7,8 @@ taking whatever has gathered since its last commit in one transaction (group com
 ``sqlite3`` module releases the GIL while SQLite works, so commits run beside the event loop.
 
 What this trades: an event is committed moments after it is appended instead of before
-``append`` returns, so a ``kill -9`` can lose the events still queued (typically some tens of
-milliseconds' worth: the writer commits what has gathered every ``GATHER`` seconds, 20 ms);
+``append`` returns, so a ``kill -9`` can lose the events still queued (up to about a tenth of a
+second's worth: the writer commits what has gathered every ``GATHER`` seconds, 100 ms);
 nothing that was committed is ever lost. Every read waits for the queue to drain first, so
 readers always see every event appended before the read.
 """
@@ -22,22 +22,27 @@ from typing import Any
 
 Row = tuple[Any, ...]
 
-GATHER = 0.02
+GATHER = 0.1
 """Seconds the writer gathers rows before each commit (and before going idle when none came).
 Rows submitted meanwhile join the commit without waking it, so a busy session makes at most
-fifty commits a second however many events it appends. Each commit takes the GIL back several
+ten commits a second however many events it appends. Each commit takes the GIL back several
 times (after its wait, and after each statement SQLite runs, which releases it), and while the
 event loop is busy each time costs both threads far more than the commit's own work: the loop
 signals the waiting writer, and the writer wakes, at every system call the loop makes until
-the writer gets the GIL. A commit runs a few statements however many calls it holds
-(``connection._grouped``), so the fewer commits, the fewer of those hand-offs. It was 2 ms,
-then 5 ms (``benchmarks/connector.py``, four paired runs: 2 ms cost the event loop 0-20 µs more
-CPU per connector activity, and the writer 3-15 µs more, than 5 ms; docs/connector.md, "Third
-pass"); with the grouped commits, 20 ms: the calls benchmark against the build before, in turns
-(``benchmarks/calls.py --against``), gave 815 against 931 µs of CPU per bot request in a first
-run and 687 against 640, then 639 against 644, in two later ones: no gain the noise of a shared
-machine lets us tell, and none lost (docs/transcripts.md). ``flush`` (every read) cuts the wait
-short."""
+the writer gets the GIL. Each commit also writes again the pages it shares with the commit
+before (the table's last page, the index's pages of the calls under way). So the fewer
+commits, the less of both. It was 2 ms, then 5 ms (``benchmarks/connector.py``, four paired
+runs: 2 ms cost the event loop 0-20 µs more CPU per connector activity, and the writer 3-15 µs
+more, than 5 ms; docs/connector.md, "Third pass"); with the grouped commits, 20 ms, with no
+gain the noise of a shared machine let us tell (docs/transcripts.md). Now 100 ms: against the
+build with 20 ms, in turns, ``benchmarks/calls.py --against DIR --builds 4`` gave 1.18, 1.08
+and 1.06 of its calls per second (CPU per bot request 1,218 against 1,382 µs, 1,188 against
+1,250, 1,068 against 1,087), and ``benchmarks/connector.py --against DIR --rounds 8`` 0.77 and
+0.79 activities per raw POST against 0.72 and 0.68 (the writer 23-30 µs an activity against
+32-35, the event loop 375-390 against 400-413). 250 ms gained nothing more (0.73 against 0.74).
+What a ``kill -9`` can lose grows with it, to about a tenth of a second of events; what the
+writer gathers stays bounded in bytes (``GATHER_BYTES``) and rows (``MAX_BATCH``).
+``flush`` (every read) cuts the wait short."""
 MAX_BATCH = 2000
 """A queue this long is committed at once, without gathering."""
 QUEUE_BYTES = 16 * 1024 * 1024
@@ -52,7 +57,7 @@ would otherwise grow the queue without end."""
 GATHER_BYTES = 1024 * 1024
 """Bytes of payload (``submit``'s ``size``) that end the gathering at once: what the queue
 holds while the writer gathers is bounded in bytes too, not only in time. A busy calling
-session queues some 200 KB in ``GATHER``; a bot whose every prompt is 750 KB queues far more.
+session queues some 300 KB in ``GATHER``; a bot whose every prompt is 750 KB queues far more.
 ``botemu explore --max-calls 30 -j 1`` of such a bot (``tests/bots/heavy_flow_bots.py``) peaked
 at 159-174 MiB with 5 ms of gathering, 298-307 MiB with 20 ms and no bound in bytes, 208-227
 MiB with a bound of 4 MiB, and 159-169 MiB with this one."""

@@ -310,6 +310,39 @@ def test_an_event_after_its_calls_end_keeps_the_batch_in_its_own_order(tmp_path:
         assert summary is not None and summary.vtime == 1.0 and summary.workflows == 1
 
 
+@pytest.mark.parametrize("calls", [1, 3, 250])
+def test_the_starts_counts_and_ends_of_many_calls_leave_what_one_at_a_time_does(
+    tmp_path: Path, calls: int
+) -> None:
+    batch: list[tuple[object, Sequence[object]]] = []
+    for n in range(calls):
+        call = f"c{n:04}"
+        batch += [(INSERT_CALL, call_row(call)),
+                  (EVENT_ROWS, [finding_row(call, 1, n / 10, ("error", "warning")[n % 2])])]
+        batch += [(COUNT_WORKFLOW, (call,))] * (n % 3)
+        batch.append((FINISH, (3.0 + n, f"reason {n}", (True, False, None)[n % 3], call)))
+    with TranscriptStore(tmp_path / "grouped.db") as store:
+        store._commit_rows(batch)
+        with one_by_one(tmp_path / "in-order.db", batch) as expected:
+            assert tables(store) == tables(expected)
+
+
+def test_two_ends_of_one_call_in_a_batch_leave_the_last(tmp_path: Path) -> None:
+    batch: list[tuple[object, Sequence[object]]] = [
+        (INSERT_CALL, call_row("c1")),
+        (INSERT_CALL, call_row("c2")),
+        (FINISH, (5.0, "interrupted", None, "c1")),
+        (FINISH, (6.0, "caller hung up", False, "c2")),
+        (FINISH, (7.0, "bot hung up", True, "c1")),
+    ]
+    with TranscriptStore(tmp_path / "grouped.db") as store:
+        store._commit_rows(batch)
+        with one_by_one(tmp_path / "in-order.db", batch) as expected:
+            assert tables(store) == tables(expected)
+        ended = store.call("c1")
+        assert ended is not None and ended.end_reason == "bot hung up"
+
+
 def test_a_grouped_batch_that_fails_commits_none_of_it(tmp_path: Path) -> None:
     with TranscriptStore(tmp_path / "t.db") as store:
         store._commit_rows([(INSERT_CALL, call_row("c1"))])
