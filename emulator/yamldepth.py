@@ -4,9 +4,9 @@ expand to.
 PyYAML's scanner reads ahead of its composer while a token may still be a key (a bracket is,
 until its line shows otherwise), and checks every token against every bracket still open on its
 line: text of 2,000 ``[`` cost 2 to 5 s of CPU before the composer ran out of stack ("nested too
-deeply", with no position). ``compose``
-refuses a ``[`` or ``{`` with more than ``limit`` collections already open around it as soon as
-it is scanned, with ``TooDeep`` at the bracket's own line and column.
+deeply", with no position). ``compose`` refuses a ``[`` or ``{`` with more than ``limit``
+collections already open around it as soon as it is scanned, with ``TooDeep`` at the bracket's
+own line and column.
 
 The count is of the block collections (mappings and lists laid out by indentation, the root's
 included) and brackets open at that point. An indentless list (``- `` at its key's column) has
@@ -22,13 +22,15 @@ composer pulling tokens from the scanner as it goes, and raises ``TooLarge`` at 
 goes past either bound (0.4 s for that file, most of it the scanning of the long string):
 
 - values: every node but a mapping's keys (and what a key holds), each alias counting every
-  value of the node it names, that node included;
+  value of the node it names, that node included (a node written in a key counts its own too
+  when an alias of it stands as a value);
 - text: every scalar's text, keys included, in UTF-8 bytes (``text_size``), each alias counting
   all the text of the node it names.
 
 Its position is the node whose text or values went past the bound: for an alias, the node it
 names (where the long value is written). The scenario and manifest readers count what they read
-as well, and still check: their counts are never more than these. They can be less, by a value
+as well, and still check: their counts are never more than these (but for an alias inside the
+node it names, which they refuse). They can be less, by a value
 a reader skips (that of a duplicate or a merge key), which is counted here: a document whose
 skipped values alone go past a bound is refused here, where the reader would have reported the
 key; it is in error either way.
@@ -105,6 +107,10 @@ class _Counted(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._values = 0
+        """Values counted against ``max_values``: none in a key."""
+        self._nodes = 0
+        """Values as ``_values`` counts them, but counted in keys too: an anchored node's size is
+        what it holds wherever it was written (an alias of it may stand as a value)."""
         self._text = 0
         self._sizes: dict[int, tuple[int, int]] = {}
         """(values, text) of each anchored node composed so far, by ``id``."""
@@ -115,33 +121,36 @@ class _Counted(yaml.SafeLoader):
         if self.max_values is None and self.max_text is None:
             return super().compose_node(parent, index)
         key = index is None and isinstance(parent, yaml.MappingNode)
-        uncounted = key or self._keys > 0  # a key and what it holds are no values
+        counted = not key and self._keys == 0  # a key and what it holds are no values
         event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent):
             node = super().compose_node(parent, index)  # an unknown alias raises
             size = self._sizes.get(id(node))  # None: inside the node it names (the reader's)
             if node is not None and size is not None:
-                self._count(0 if uncounted else size[0], size[1], node.start_mark)
+                self._count(size[0], size[1], counted, node.start_mark)
             return node
-        values, text = self._values, self._text
-        if not uncounted:
-            self._count(1, 0, event.start_mark)
+        nodes, text = self._nodes, self._text
+        self._count(1, 0, counted, event.start_mark)
         self._keys += key
         try:
             node = super().compose_node(parent, index)
         finally:
             self._keys -= key
         if isinstance(node, yaml.ScalarNode):
-            self._count(0, text_size(str(node.value)), node.start_mark)
+            self._count(0, text_size(str(node.value)), counted, node.start_mark)
         if node is not None and event.anchor is not None:
-            self._sizes[id(node)] = (self._values - values, self._text - text)
+            self._sizes[id(node)] = (self._nodes - nodes, self._text - text)
         return node
 
-    def _count(self, values: int, text: int, mark: Any) -> None:
-        self._values += values
+    def _count(self, values: int, text: int, counted: bool, mark: Any) -> None:
+        """Add ``values`` (to the bound's count only when ``counted``) and ``text``; past a
+        bound, ``TooLarge`` at ``mark``."""
+        self._nodes += values
         self._text += text
-        if self.max_values is not None and self._values > self.max_values:
-            raise TooLarge(values_message(self.max_values), cast(yaml.Mark, mark))
+        if counted:
+            self._values += values
+            if self.max_values is not None and self._values > self.max_values:
+                raise TooLarge(values_message(self.max_values), cast(yaml.Mark, mark))
         if self.max_text is not None and self._text > self.max_text:
             raise TooLarge(text_message(self.max_text), cast(yaml.Mark, mark))
 

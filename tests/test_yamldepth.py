@@ -91,11 +91,17 @@ def test_values_count_every_node_but_keys_and_an_alias_counts_the_node_it_names(
         yamldepth.compose("a: &a [x, x]\nb: [" + ", ".join(["*a"] * 10) + "]\n", 64, max_values=30)
 
 
-def test_nothing_a_key_holds_counts_as_a_value() -> None:
-    text = "? &k [p, q]\n: 1\nv: *k\n"  # the root and 1; the alias counts what its node did
+def test_nothing_a_key_holds_counts_as_a_value_but_an_alias_of_it_as_a_value_counts_all() -> None:
+    text = "? &k [p, q]\n: 1\n"  # the root and 1
     assert yamldepth.compose(text, 64, max_values=2) is not None
     with pytest.raises(yamldepth.TooLarge):
         yamldepth.compose(text, 64, max_values=1)
+    # each alias of the key's list, as a value, counts the list and its 50 items, as a reader
+    # that expands it does: 2 + the list of v (1) + 100 * 51
+    aliased = f"? &k [{', '.join(['x'] * 50)}]\n: 1\nv: [{', '.join(['*k'] * 100)}]\n"
+    assert yamldepth.compose(aliased, 64, max_values=5103) is not None
+    with pytest.raises(yamldepth.TooLarge):
+        yamldepth.compose(aliased, 64, max_values=5102)
 
 
 def test_counting_changes_nothing_composed_and_an_alias_inside_its_own_node_is_left_to_readers(
