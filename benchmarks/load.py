@@ -78,7 +78,9 @@ def throughput(args: argparse.Namespace) -> None:
             db = Path(tmp) / "bench.db"
             locust_rate(url, 2, 4, "none", db)  # warm up
             for _ in range(args.rounds):
-                elapsed, requests, placed = asyncio.run(calls.emulator_rate(url, args.calls, 4, db))
+                elapsed, requests, placed, _ = asyncio.run(
+                    calls.emulator_rate(url, args.calls, 4, db)
+                )
                 none_calls, none_requests = locust_rate(url, args.seconds, 4, "none", db)
                 all_calls, _ = locust_rate(url, args.seconds, 4, "all", db)
                 raw_elapsed, posts = asyncio.run(calls.raw_rate(url, requests, 4))
