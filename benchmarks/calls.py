@@ -31,9 +31,10 @@ replayed and raw POSTs carry the same token: every side pays the bot's token che
 With ``--against DIR`` (a ``git archive COMMIT emulator`` extracted into DIR) the whole
 measure runs in turns on this build and on that one, each in a process of its own (the bot is
 this tree's), ``--builds`` times, and both are printed with their CPU per bot request, their
-ratios to the replay and to the raw POSTs, and the ratio between their calls per second. A build from before calling tokens (such as 0091031, the
-last build before the Bearer token on calling requests) runs too, without ``--token``: this
-script imports the token code only with ``--token``.
+ratios to the replay and to the raw POSTs, and the ratio between their calls per second. A
+build from before calling tokens (such as 0091031, the last build before the Bearer token on
+calling requests) runs too, without ``--token``: this script imports the token code only with
+``--token``.
 
 Asserts nothing about time. Run: ``python benchmarks/calls.py [--calls 200] [--concurrency 4]
 [--token] [--against DIR [--builds 3]]``.
@@ -72,13 +73,16 @@ SCRIPT = "press 1; press 12345678#; hangup"
 APP_ID = "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
 
 
+Sent = tuple[object, object, object]
+"""One request botemu sent a bot, as its transcript event says: its URL, headers and body text
+(checked by ``fresh_calls``)."""
 Request = tuple[str, dict[str, str], bytes]
-"""One request botemu sent a bot: its URL, headers and body."""
+"""One request to send again: its URL, headers and body."""
 
 
 async def emulator_rate(
     url: str, calls: int, concurrency: int, db: Path, tokens: TokenSource | None = None
-) -> tuple[float, int, float, list[list[Request]]]:
+) -> tuple[float, int, float, list[list[Sent]]]:
     """(seconds, bot requests, calls, each call's requests) for ``calls`` calls placed
     ``concurrency`` at a time. Each call's requests, in the order sent, are what
     ``replay_rate`` sends again."""
@@ -89,15 +93,15 @@ async def emulator_rate(
     settings = CallSettings(bot_url=url, caller=caller, seed=1, **signed)
     queue = list(range(calls))
     requests = 0
-    sent: list[list[Request]] = []
+    sent: list[list[Sent]] = []
 
     async def worker(http: aiohttp.ClientSession) -> None:
         nonlocal requests
         while queue:
             queue.pop()
-            mine: list[Request] = []
+            mine: list[Sent] = []
 
-            def keep(kind: str, payload: Any, vtime: float, mine: list[Request] = mine) -> None:
+            def keep(kind: str, payload: Any, vtime: float, mine: list[Sent] = mine) -> None:
                 if kind == "http.request":  # each request the bot answered (no retries here)
                     mine.append((payload.get("url"), payload.get("headers"), payload.get("body")))
 
@@ -118,15 +122,13 @@ _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _APP_ID = APP_ID.encode()
 
 
-def fresh_calls(
-    sent: list[list[Request]], token: str | None
-) -> list[list[tuple[str, dict[str, str], bytes]]] | None:
+def fresh_calls(sent: list[list[Sent]], token: str | None) -> list[list[Request]] | None:
     """The calls botemu placed, made new: every id in them (the call's, its chain's, each
     message's) replaced by a fresh one, the same throughout a call, so that the bot keeps
     no state and no answer of the first time (it caches its answers by message id); the
     Authorization header, which the transcript keeps redacted, replaced by ``token``. None
     when a build's request events do not say what was sent."""
-    made: list[list[tuple[str, dict[str, str], bytes]]] = []
+    made: list[list[Request]] = []
     for call in sent:
         ids: dict[bytes, bytes] = {}
 
@@ -139,7 +141,7 @@ def fresh_calls(
                 made = ids[found] = str(uuid.uuid4()).encode()
             return made
 
-        requests = []
+        requests: list[Request] = []
         for target, headers, body in call:
             if (
                 not isinstance(target, str)
@@ -156,9 +158,7 @@ def fresh_calls(
     return made
 
 
-async def replay_rate(
-    calls: list[list[tuple[str, dict[str, str], bytes]]], concurrency: int
-) -> tuple[float, int]:
+async def replay_rate(calls: list[list[Request]], concurrency: int) -> tuple[float, int]:
     """(seconds, requests): the calls' requests sent again with plain aiohttp POSTs, each
     call's in order, ``concurrency`` calls at a time, each answer read to the end: the bot
     does for them exactly what it did for botemu's, and the client does nothing else."""
@@ -242,8 +242,8 @@ async def measure(
         async with aiohttp.ClientSession() as http:
             token = await tokens.token(http)
     rates: list[dict[str, float]] = []  # per round: calls/s, requests/s, replayed and raw /s
-    cpu: dict[str, list[float]] = {name: [] for name in
-                                   ("botemu", "loop", "bot", "replay", "replay bot", "raw", "raw bot")}  # fmt: skip
+    names = ("botemu", "loop", "bot", "replay", "replay bot", "raw", "raw bot")
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         *_, sent = await emulator_rate(
@@ -265,8 +265,10 @@ async def measure(
             after = _cpu(bot)
             round_rates = {"calls": placed / elapsed, "requests": requests / elapsed,
                            "raw": posts / raw_elapsed}  # fmt: skip
-            spans = {"botemu": (before, between, 0, requests), "loop": (before, between, 1, requests),
-                     "bot": (before, between, 2, requests), "raw": (replay_done, after, 0, posts),
+            spans = {"botemu": (before, between, 0, requests),
+                     "loop": (before, between, 1, requests),
+                     "bot": (before, between, 2, requests),
+                     "raw": (replay_done, after, 0, posts),
                      "raw bot": (replay_done, after, 2, posts)}  # fmt: skip
             if replayed is not None:
                 round_rates["replay"] = replayed[1] / replayed[0]
@@ -311,13 +313,16 @@ def report(figures: dict[str, Any], args: argparse.Namespace, tokens: bool) -> N
     ratios = figures["ratios"]
     print(f"  ratio botemu / raw POST:        {statistics.median(ratios):8.2f}  (the old "
           f"baseline: {_spread(ratios)})")  # fmt: skip
+
+    def bot(name: str) -> str:  # the bot's CPU is unknown (0) without /proc
+        return f"; the bot {cpu[name]:.0f} µs" if cpu[name] else ""
+
     print(f"  CPU per bot request:            botemu {cpu['botemu']:.0f} µs (its event loop "
-          f"{cpu['loop']:.0f}); the bot {cpu['bot']:.0f} µs")  # fmt: skip
+          f"{cpu['loop']:.0f}){bot('bot')}")  # fmt: skip
     if figures["replay"] is not None:
-        print(f"  CPU per replayed request:       the client {cpu['replay']:.0f} µs; the bot "
-              f"{cpu['replay bot']:.0f} µs")  # fmt: skip
-    print(f"  CPU per raw POST:               the client {cpu['raw']:.0f} µs; the bot "
-          f"{cpu['raw bot']:.0f} µs")  # fmt: skip
+        print(f"  CPU per replayed request:       the client {cpu['replay']:.0f} µs"
+              f"{bot('replay bot')}")  # fmt: skip
+    print(f"  CPU per raw POST:               the client {cpu['raw']:.0f} µs{bot('raw bot')}")
 
 
 def compare(args: argparse.Namespace) -> None:

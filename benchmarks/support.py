@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -76,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_builds(
     script: Path, child_args: list[str], against: Path, rounds: int
-) -> dict[str, list[dict[str, float]]]:
+) -> dict[str, list[dict[str, Any]]]:
     """``script --child`` run in turns on this build and on the ``emulator`` package of
     ``against`` (a ``git archive`` of another build's ``emulator/``, extracted into ``against``),
     ``rounds`` times each, the order alternating; each child prints one JSON object of figures.
@@ -89,7 +90,7 @@ def run_builds(
         raise SystemExit(
             f"{against} has no emulator/ (git archive COMMIT emulator | tar -x -C DIR)"
         )
-    found: dict[str, list[dict[str, float]]] = {name: [] for name in builds}
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
     for number in range(rounds):
         order = list(builds) if number % 2 == 0 else list(reversed(builds))
         for name in order:
